@@ -1,0 +1,109 @@
+"""The one interface every model backend implements (DESIGN.md, "Model backends").
+
+A backend turns a batch of conversations into completions. Callers always pass the whole batch
+(the A* search scores every question of every candidate node in one call; ToM-Synth sends
+thousands of prompts at once); the backend decides how to batch, parallelise, retry and cache.
+A prompt that still fails after the backend's retries comes back as a `Completion` with `error`
+set instead of raising, so one bad request never loses a long job.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
+Conversation = Sequence[Message]
+OnResult = Callable[[int, "Completion"], None]
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """Sampling settings; recorded with every result. Greedy by default."""
+
+    max_new_tokens: int = 512
+    temperature: float = 0.0
+    top_p: float = 1.0
+    n: int = 1
+    seed: int | None = 0
+    stop: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.n < 1:
+            raise ValueError(f"n must be >= 1, got {self.n}")
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["stop"] = list(self.stop)
+        return d
+
+
+@dataclass
+class Completion:
+    """The answer to one prompt: `n` texts, token usage, and an error when it failed for good."""
+
+    texts: list[str] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    error: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.texts[0] if self.texts else ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Backend(abc.ABC):
+    """Ask a model. Subclasses set `name` (the backend kind) and `model` (what they serve)."""
+
+    name: str = "backend"
+    model: str = ""
+
+    @abc.abstractmethod
+    def generate(
+        self,
+        prompts: Sequence[Conversation],
+        config: GenerationConfig = GenerationConfig(),
+        *,
+        on_result: OnResult | None = None,
+        progress: bool = False,
+    ) -> list[Completion]:
+        """One Completion per prompt, in order. `on_result(i, completion)` is called as each
+        finishes, so callers can write results incrementally and resume after a crash."""
+
+    def describe(self) -> dict:
+        """What to record in results (never secrets such as API keys)."""
+        return {"backend": self.name, "model": self.model}
+
+    def close(self) -> None:  # pragma: no cover - most backends hold nothing
+        pass
+
+
+class ScriptedBackend(Backend):
+    """Answers with a Python function of the conversation: tests, constant and perfect baselines,
+    and the rule-based reasoners of `exploretom`."""
+
+    name = "scripted"
+
+    def __init__(self, fn: Callable[[Conversation], str], model: str = "scripted") -> None:
+        self.fn = fn
+        self.model = model
+
+    def generate(self, prompts, config=GenerationConfig(), *, on_result=None, progress=False):
+        out = []
+        for i, conv in enumerate(prompts):
+            c = Completion(texts=[self.fn(conv) for _ in range(config.n)])
+            if on_result:
+                on_result(i, c)
+            out.append(c)
+        return out

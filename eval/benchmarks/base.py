@@ -1,0 +1,102 @@
+"""What a benchmark module provides: rows in the contract, a scoring rule, breakdowns.
+
+Each module in `eval/benchmarks/` defines one `BENCHMARK = Benchmark(...)`. The runner loads rows,
+asks a backend, calls `score` on every (row, response) and `aggregate` on the records.
+"""
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from eval import answers
+from eval.rows import meta
+
+Row = dict[str, Any]
+Record = dict[str, Any]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def shared_benchmarks_dir() -> Path:
+    """Where the benchmark samples live: $TOMRL_BENCHMARKS, else ../shared/benchmarks beside
+    the checkout."""
+    env = os.environ.get("TOMRL_BENCHMARKS")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "benchmarks"
+
+
+class BenchmarkFormatError(ValueError):
+    """Input that does not match the benchmark's release format; the message names the file,
+    the line or record, and the field."""
+
+
+def default_score(row: Row, response: str) -> Record:
+    """The shared parser's verdict: extracted answer and correctness under the row's answer_type."""
+    v = answers.score(response, row["answer"], row["answer_type"], row["choices"])
+    return {"extracted": v.extracted, "correct": v.correct, "format_ok": v.format_ok}
+
+
+def accuracy_with_breakdowns(records: list[Record], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Mean of `correct` overall and per value of each breakdown key found in `record['meta']`."""
+    out: dict[str, Any] = {"accuracy": _mean(r["correct"] for r in records), "n": len(records)}
+    for key in keys:
+        groups: dict[str, list[bool]] = defaultdict(list)
+        for r in records:
+            value = r.get("meta", {}).get(key)
+            if value is not None:
+                groups[str(value)].append(bool(r["correct"]))
+        if groups:
+            out[f"by_{key}"] = {
+                k: {"accuracy": _mean(v), "n": len(v)} for k, v in sorted(groups.items())
+            }
+    return out
+
+
+def _mean(xs) -> float:
+    xs = [float(x) for x in xs]
+    return sum(xs) / len(xs) if xs else 0.0
+
+
+@dataclass
+class Benchmark:
+    name: str
+    category: str  # "tom", "ei", "iq"
+    load: Callable[[Path], list[Row]]  # path: a file or folder in the original release format
+    default_dir: str = ""  # folder name under shared_benchmarks_dir()
+    hub_id: str | None = None  # Hugging Face dataset id, used only when online
+    breakdowns: tuple[str, ...] = ()  # meta keys reported separately
+    primary_metric: str = "accuracy"
+    score: Callable[[Row, str], Record] = default_score
+    aggregate: Callable[[list[Record]], dict[str, Any]] | None = None
+    notes: str = ""  # the original scoring rule, in a sentence
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def default_path(self) -> Path:
+        return shared_benchmarks_dir() / (self.default_dir or self.name)
+
+    def load_rows(self, path: str | Path | None = None, limit: int | None = None) -> list[Row]:
+        p = Path(path) if path else self.default_path()
+        if not p.exists():
+            raise FileNotFoundError(f"{self.name}: no such file or folder: {p}")
+        rows = self.load(p)
+        return rows[:limit] if limit else rows
+
+    def metrics(self, records: list[Record]) -> dict[str, Any]:
+        if self.aggregate is not None:
+            return self.aggregate(records)
+        return accuracy_with_breakdowns(records, self.breakdowns)
+
+
+def record_for(row: Row, response: str, benchmark: Benchmark) -> Record:
+    """One per-sample record: the sample file's line and the input of `aggregate`."""
+    rec = {
+        "id": row["id"],
+        "gold": row["answer"],
+        "answer_type": row["answer_type"],
+        "response": response,
+        "meta": meta(row),
+    }
+    rec.update(benchmark.score(row, response))
+    return rec

@@ -1,0 +1,94 @@
+"""The row contract shared by every dataset of the project (DESIGN.md, "Rows").
+
+Every training or evaluation item is a dict with exactly these columns. Data modules build rows
+with `make_row`; loaders and trainers call `validate_row` on input they did not produce.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+ANSWER_TYPES = ("choice", "yes_no", "short", "knowledge", "number")
+COLUMNS = ("id", "source", "prompt", "answer", "answer_type", "choices", "meta")
+
+SYSTEM_PROMPT = (
+    "You are answering questions about people and what they know, believe, feel and intend. "
+    "First reason step by step inside <think> and </think>. Then give only the final answer "
+    "inside <answer> and </answer>: one option letter, yes or no, a single name, a short "
+    "phrase or a number, as the question asks. Never list several answers."
+)
+
+
+class RowError(ValueError):
+    """A row that breaks the contract; the message names the row and the field."""
+
+
+def make_row(
+    *,
+    id: str,
+    source: str,
+    user: str,
+    answer: str,
+    answer_type: str,
+    choices: Iterable[str] = (),
+    meta: dict[str, Any] | None = None,
+    system: str | None = SYSTEM_PROMPT,
+) -> dict[str, Any]:
+    """Build a contract row whose prompt is an optional system message plus one user turn."""
+    prompt = ([{"role": "system", "content": system}] if system else []) + [
+        {"role": "user", "content": user}
+    ]
+    row = {
+        "id": str(id),
+        "source": source,
+        "prompt": prompt,
+        "answer": str(answer),
+        "answer_type": answer_type,
+        "choices": [str(c) for c in choices],
+        "meta": json.dumps(meta or {}, ensure_ascii=False, sort_keys=True),
+    }
+    validate_row(row)
+    return row
+
+
+def validate_row(row: dict[str, Any], where: str = "") -> None:
+    """Raise RowError with one line naming the offending field when `row` breaks the contract."""
+    rid = row.get("id", "?") if isinstance(row, dict) else "?"
+    at = f"{where}row {rid!r}" if where else f"row {rid!r}"
+    if not isinstance(row, dict):
+        raise RowError(f"{at}: expected an object, got {type(row).__name__}")
+    missing = [c for c in COLUMNS if c not in row]
+    if missing:
+        raise RowError(f"{at}: missing column(s) {', '.join(missing)}")
+    if row["answer_type"] not in ANSWER_TYPES:
+        raise RowError(f"{at}: answer_type {row['answer_type']!r} is not one of {', '.join(ANSWER_TYPES)}")
+    prompt = row["prompt"]
+    if not isinstance(prompt, list) or not prompt or not all(
+        isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+        for m in prompt
+    ):
+        raise RowError(f"{at}: prompt must be a non-empty list of {{role, content}} messages")
+    if not isinstance(row["answer"], str) or not row["answer"].strip():
+        raise RowError(f"{at}: answer must be a non-empty string")
+    if not isinstance(row["choices"], list):
+        raise RowError(f"{at}: choices must be a list")
+    if row["answer_type"] == "choice":
+        letters = [chr(ord("A") + i) for i in range(len(row["choices"]))]
+        if row["answer"] not in letters:
+            raise RowError(f"{at}: choice answer {row['answer']!r} is not a letter among {letters}")
+    if not isinstance(row["meta"], str):
+        raise RowError(f"{at}: meta must be a JSON string")
+    try:
+        json.loads(row["meta"])
+    except json.JSONDecodeError as e:
+        raise RowError(f"{at}: meta is not valid JSON ({e.msg})") from None
+
+
+def meta(row: dict[str, Any]) -> dict[str, Any]:
+    """The decoded `meta` column of a row."""
+    return json.loads(row["meta"]) if row.get("meta") else {}
+
+
+def user_text(row: dict[str, Any]) -> str:
+    """The content of the last user turn of a row's prompt."""
+    return next(m["content"] for m in reversed(row["prompt"]) if m["role"] == "user")
