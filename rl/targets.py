@@ -1,0 +1,43 @@
+"""The assistant replies that supervised fine-tuning teaches: `<think>...</think><answer>GOLD</answer>`.
+
+The think text comes from the row's `meta` when a data module stored a reasoning trace there
+(the first of `THINK_FIELDS` that holds a non-empty string); otherwise it is a short template that
+names the kind of answer expected. The template is deliberately generic: it teaches the format and
+gives the model a place to reason, without inventing reasoning the data does not contain.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+# meta keys that may hold a reasoning trace, in order of preference
+THINK_FIELDS = ("reasoning", "rationale", "think", "explanation")
+
+_TEMPLATES = {
+    "choice": "I follow what each person saw, heard and was told, then pick the one option that fits.",
+    "yes_no": "I follow what each person saw, heard and was told, then answer yes or no.",
+    "short": "I follow what each person saw, heard and was told, then name the one answer.",
+    "knowledge": "I follow what each person saw, heard and was told, then say what they know about it.",
+    "number": "I follow what each person saw, heard and was told, then count to get the number.",
+}
+
+
+def think_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS) -> str:
+    """The reasoning placed inside `<think>`: a trace from `meta` when present, else the template."""
+    raw = row.get("meta") or "{}"
+    meta = json.loads(raw) if isinstance(raw, str) else dict(raw)
+    for field in fields:
+        value = meta.get(field)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return _TEMPLATES.get(row.get("answer_type", ""), _TEMPLATES["short"])
+
+
+def target_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS) -> str:
+    """The full assistant reply for a contract row."""
+    return f"<think>{think_text(row, fields)}</think><answer>{row['answer']}</answer>"
+
+
+def template_phrases() -> list[str]:
+    """Every fixed text the SFT targets can contain (used to train the tiny model's tokenizer)."""
+    return list(_TEMPLATES.values())

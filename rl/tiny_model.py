@@ -1,0 +1,230 @@
+"""The embedded default model: a tokenizer trained locally and a small Llama initialised from a config.
+
+Nothing is downloaded. `build_tiny_model` trains a byte-level BPE tokenizer on the given texts,
+creates a randomly initialised Llama-architecture model (tied embeddings) sized by its arguments and
+saves both as an ordinary Hugging Face folder, so `AutoTokenizer.from_pretrained(path)` and
+`AutoModelForCausalLM.from_pretrained(path)` (and TRL, accelerate, the eval backends) load it offline.
+
+Choices that matter downstream (see ../shared/STACK.md):
+- `<think>`, `</think>`, `<answer>`, `</answer>` are ordinary added tokens, not special ones: TRL
+  decodes completions with `skip_special_tokens=True`, which would delete special tags before the
+  reward sees them.
+- The chat template wraps the assistant's text in `{% generation %}` markers, so assistant-only loss
+  masks work; `<|end|>` closes every turn and is the eos token, so generation stops after the reply.
+- A Llama config, not Qwen2: for a Qwen2 config `AutoTokenizer` swaps in Qwen's pre-tokenizer.
+
+Command line:
+    python -m rl.tiny_model --corpus stories.jsonl [more files] -o runs/tiny-model [--vocab-size 512 ...]
+The corpus files may be JSONL in the row contract (the prompt messages and the answer are used),
+JSONL of stories (their "text" field) or plain text (one passage per line).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Iterable, Iterator
+
+SPECIAL_TOKENS = {
+    "pad_token": "<|pad|>",
+    "bos_token": "<|begin|>",
+    "eos_token": "<|end|>",
+}
+ROLE_TOKENS = ("<|system|>", "<|user|>", "<|assistant|>")
+TAG_TOKENS = ("<think>", "</think>", "<answer>", "</answer>")
+
+# One turn per message, each closed by <|end|>; only the assistant's reply (and its <|end|>, so the
+# model learns to stop) sits inside the generation markers that give assistant-only loss masks.
+CHAT_TEMPLATE = (
+    "{{- bos_token }}"
+    "{%- for message in messages %}"
+    "{%- if message['role'] == 'assistant' %}"
+    "{{- '<|assistant|>\\n' }}"
+    "{%- generation %}{{- message['content'] + '<|end|>' }}{%- endgeneration %}"
+    "{{- '\\n' }}"
+    "{%- else %}"
+    "{{- '<|' + message['role'] + '|>\\n' + message['content'] + '<|end|>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|assistant|>\\n' }}{%- endif %}"
+)
+
+
+class CorpusError(ValueError):
+    """A corpus file that cannot be read; the message names the file and line."""
+
+
+def read_corpus(paths: Iterable[str | Path]) -> Iterator[str]:
+    """Yield training texts from corpus files (row-contract JSONL, story JSONL or plain text)."""
+    for path in map(Path, paths):
+        if not path.is_file():
+            raise CorpusError(f"{path}: no such file")
+        is_jsonl = path.suffix in (".jsonl", ".json")
+        with path.open(encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                line = line.strip()
+                if not line:
+                    continue
+                if not is_jsonl:
+                    yield line
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise CorpusError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
+                yield from _texts_of(record, f"{path}:{lineno}")
+
+
+def _texts_of(record: object, where: str) -> Iterator[str]:
+    if not isinstance(record, dict):
+        raise CorpusError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    if "prompt" in record:  # the row contract
+        prompt = record["prompt"]
+        if not isinstance(prompt, list):
+            raise CorpusError(f"{where}: field 'prompt' must be a list of messages")
+        for message in prompt:
+            if isinstance(message, dict) and isinstance(message.get("content"), str):
+                yield message["content"]
+        for key in ("answer",):
+            if isinstance(record.get(key), str):
+                yield record[key]
+        for choice in record.get("choices") or []:
+            if isinstance(choice, str):
+                yield choice
+    elif isinstance(record.get("text"), str):  # a story record
+        yield record["text"]
+    else:
+        raise CorpusError(f"{where}: expected a row (with 'prompt') or a story (with 'text')")
+
+
+def _builtin_texts() -> list[str]:
+    """Texts every run of the project feeds the model, so they tokenise compactly."""
+    from eval.rows import SYSTEM_PROMPT
+    from rl.targets import template_phrases
+
+    return [SYSTEM_PROMPT, *template_phrases(), "yes", "no"]
+
+
+def train_tokenizer(corpus: Iterable[str], vocab_size: int = 512):
+    """A byte-level BPE tokenizer (transformers fast tokenizer) with the chat template and tags."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = [*SPECIAL_TOKENS.values(), *ROLE_TOKENS]
+    if vocab_size < 256 + len(specials) + len(TAG_TOKENS):
+        raise ValueError(f"vocab_size must be at least {256 + len(specials) + len(TAG_TOKENS)} "
+                         f"(256 bytes, special tokens and tags), got {vocab_size}")
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    # offsets are needed for assistant-token masks (char_to_token on the rendered chat)
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(
+        # the tags are added afterwards, so the total vocabulary is exactly vocab_size
+        vocab_size=vocab_size - len(TAG_TOKENS),
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        min_frequency=2,
+        show_progress=False,
+    )
+    texts = [t for t in corpus if t]
+    if not texts:
+        raise ValueError("the corpus is empty: give at least one text")
+    tok.train_from_iterator([*_builtin_texts(), *texts], trainer=trainer)
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in TAG_TOKENS])
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        chat_template=CHAT_TEMPLATE,
+        model_max_length=2048,
+        additional_special_tokens=list(ROLE_TOKENS),
+        **SPECIAL_TOKENS,
+    )
+
+
+def build_tiny_model(
+    corpus: Iterable[str],
+    out_dir: str | Path,
+    *,
+    vocab_size: int = 512,
+    hidden_size: int = 256,
+    num_layers: int = 4,
+    num_heads: int = 4,
+    num_kv_heads: int = 2,
+    intermediate_size: int | None = None,
+    max_position_embeddings: int = 2048,
+    seed: int = 0,
+) -> Path:
+    """Train the tokenizer on `corpus`, initialise a Llama from `seed`, save both to `out_dir`."""
+    import torch
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+    if hidden_size % num_heads:
+        raise ValueError(f"hidden_size ({hidden_size}) must be divisible by num_heads ({num_heads})")
+    if num_heads % num_kv_heads:
+        raise ValueError(f"num_heads ({num_heads}) must be divisible by num_kv_heads ({num_kv_heads})")
+    out = Path(out_dir)
+    tokenizer = train_tokenizer(corpus, vocab_size)
+    tokenizer.model_max_length = max_position_embeddings
+    ids = {name: tokenizer.convert_tokens_to_ids(tok) for name, tok in SPECIAL_TOKENS.items()}
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=intermediate_size or 3 * hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=num_heads,
+        num_key_value_heads=num_kv_heads,
+        max_position_embeddings=max_position_embeddings,
+        tie_word_embeddings=True,
+        bos_token_id=ids["bos_token"],
+        eos_token_id=ids["eos_token"],
+        pad_token_id=ids["pad_token"],
+    )
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config)
+    model.generation_config = GenerationConfig(
+        bos_token_id=ids["bos_token"], eos_token_id=ids["eos_token"], pad_token_id=ids["pad_token"]
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m rl.tiny_model",
+        description="Build the tiny offline model (local tokenizer + randomly initialised Llama).",
+    )
+    parser.add_argument("--corpus", nargs="+", required=True,
+                        help="JSONL rows, JSONL stories ('text') or plain-text files")
+    parser.add_argument("-o", "--out", required=True, help="output folder (Hugging Face format)")
+    parser.add_argument("--vocab-size", type=int, default=512)
+    parser.add_argument("--hidden-size", type=int, default=256)
+    parser.add_argument("--num-layers", type=int, default=4)
+    parser.add_argument("--num-heads", type=int, default=4)
+    parser.add_argument("--num-kv-heads", type=int, default=2)
+    parser.add_argument("--intermediate-size", type=int, default=None, help="default 3 x hidden size")
+    parser.add_argument("--max-position-embeddings", type=int, default=2048)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:
+        out = build_tiny_model(
+            read_corpus(args.corpus), args.out,
+            vocab_size=args.vocab_size, hidden_size=args.hidden_size, num_layers=args.num_layers,
+            num_heads=args.num_heads, num_kv_heads=args.num_kv_heads,
+            intermediate_size=args.intermediate_size,
+            max_position_embeddings=args.max_position_embeddings, seed=args.seed,
+        )
+    except (CorpusError, ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    from transformers import AutoConfig
+
+    n = AutoConfig.from_pretrained(out)
+    print(f"wrote {out} (vocab {n.vocab_size}, hidden {n.hidden_size}, layers {n.num_hidden_layers})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
