@@ -1,0 +1,100 @@
+"""Social IQa (Sap et al., EMNLP 2019): commonsense about people's motives, reactions and needs.
+
+Release format (AI2's socialiqa-train-dev.zip): `<split>.jsonl` with `context`, `question`,
+`answerA/B/C`, and a line-aligned `<split>-labels.lst` holding 1, 2 or 3 (1-based: 1 is answerA).
+Scoring: 3-way multiple-choice accuracy. The breakdown by question type follows the ATOMIC
+dimensions the questions were templated from (wants, reactions, motivations, needs, effects,
+descriptions), recognised from the question wording.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from eval.benchmarks._formats import fail, option_lines, read_jsonl, require
+from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row
+from eval.rows import make_row
+
+NAME = "socialiqa"
+OPTION_FIELDS = ("answerA", "answerB", "answerC")
+
+# First match wins; the patterns cover the question templates of the release.
+_QUESTION_TYPES = (
+    ("wants", r"\bwant(s)? to do\b"),
+    ("needs", r"\bneed(s)? to do before\b"),
+    ("motivations", r"^why (did|does|would)\b"),
+    ("reactions", r"\bfeel\b"),
+    ("effects", r"\bwhat will happen to\b|\bwhat happens to\b"),
+    ("descriptions", r"\bdescribe\b"),
+)
+
+
+def question_type(question: str) -> str:
+    q = question.strip().lower()
+    return next((name for name, pat in _QUESTION_TYPES if re.search(pat, q)), "other")
+
+
+def _files(path: Path) -> tuple[Path, Path]:
+    """(items, labels) for a folder (dev split preferred) or an items file."""
+    if path.is_dir():
+        candidates = [path / "dev.jsonl"] + sorted(p for p in path.glob("*.jsonl") if p.name != "dev.jsonl")
+        items = next((p for p in candidates if p.is_file()), None)
+        if items is None:
+            raise BenchmarkFormatError(f"{path}: no <split>.jsonl found (expected dev.jsonl and dev-labels.lst)")
+    else:
+        items = path
+    labels = items.with_name(f"{items.stem}-labels.lst")
+    if not labels.is_file():
+        raise BenchmarkFormatError(f"{labels}: no such file (labels for {items.name})")
+    return items, labels
+
+
+def _labels(path: Path) -> list[int]:
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        value = line.strip()
+        if not value:
+            continue
+        if value not in ("1", "2", "3"):
+            raise fail(path, n, f"label {value!r} is not 1, 2 or 3")
+        out.append(int(value))
+    return out
+
+
+def load(path: Path) -> list[Row]:
+    items_file, labels_file = _files(Path(path))
+    labels = _labels(labels_file)
+    split = items_file.stem
+    rows: list[Row] = []
+    for i, (n, obj) in enumerate(read_jsonl(items_file)):
+        if i >= len(labels):
+            raise fail(labels_file, None, f"{len(labels)} labels but {items_file.name} has more items "
+                                          f"(first unlabelled at line {n})")
+        context = require(obj, "context", items_file, n)
+        question = require(obj, "question", items_file, n)
+        options = [require(obj, f, items_file, n) for f in OPTION_FIELDS]
+        user = "\n\n".join([
+            context.strip(), question.strip(), option_lines(options),
+            "Answer with the letter of the correct option.",
+        ])
+        rows.append(make_row(
+            id=f"{NAME}-{split}-{i + 1}", source=NAME, user=user, answer="ABC"[labels[i] - 1],
+            answer_type="choice", choices=options,
+            meta={"split": split, "line": n, "question_type": question_type(question)},
+        ))
+    if len(rows) != len(labels):
+        raise fail(labels_file, len(rows) + 1, f"{len(labels)} labels for {len(rows)} items in {items_file.name}")
+    if not rows:
+        raise fail(items_file, None, "no items")
+    return rows
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    category="ei",
+    load=load,
+    default_dir="socialiqa",
+    hub_id="allenai/social_i_qa",
+    breakdowns=("question_type",),
+    notes="3-way multiple-choice accuracy (labels 1-3 in <split>-labels.lst).",
+)
