@@ -1,0 +1,105 @@
+"""AIME 2025 (I and II): 30 competition problems with integer answers 0-999.
+
+Release format: the Hugging Face dataset MathArena/aime_2025, i.e. `data/train-*.parquet` with
+`problem_idx` (1-15 = AIME I, 16-30 = AIME II), `problem` (LaTeX), `answer` (int) and
+`problem_type` (list of topics); a JSONL file with the same fields is read too.
+Scoring: exact match of the final integer (the shared parser's `number` rule), per contest and
+per topic (a problem counts under each of its topics).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+from eval.benchmarks._formats import check_unique_ids, fail, multi_valued_breakdown, read_jsonl, require
+from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row, accuracy_with_breakdowns
+from eval.rows import make_row
+
+NAME = "aime2025"
+INSTRUCTION = "Give the final answer as a single integer from 0 to 999."
+
+
+def _parquet_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    import pyarrow.parquet as pq  # pyarrow comes with datasets; imported only for parquet input
+
+    try:
+        table = pq.read_table(path)
+    except Exception as e:  # pyarrow raises several types for truncated or foreign files
+        raise fail(path, None, f"not a readable Parquet file ({type(e).__name__}: {str(e).splitlines()[0]})") from None
+    for i, rec in enumerate(table.to_pylist(), 1):
+        yield f"record {i}", rec
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    # A hub snapshot may hold the same records as parquet and as JSONL: read one form only.
+    for pattern in ("*.parquet", "*.jsonl"):
+        files = sorted(path.rglob(pattern))
+        if files:
+            return files
+    raise BenchmarkFormatError(f"{path}: no .parquet or .jsonl file found (expected data/train-*.parquet)")
+
+
+def _records(file: Path) -> Iterator[tuple[str | int, dict[str, Any]]]:
+    if file.suffix == ".parquet":
+        yield from _parquet_records(file)
+    elif file.suffix in (".jsonl", ".json"):
+        yield from read_jsonl(file)
+    else:
+        raise fail(file, None, "expected a .parquet or .jsonl file")
+
+
+def _integer(value: Any, name: str, file: Path, where: str | int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or (
+        isinstance(value, str) and not value.strip().isdigit()
+    ):
+        raise fail(file, where, f"field {name!r}: expected an integer, got {value!r}")
+    return int(value)
+
+
+def load(path: Path) -> list[Row]:
+    rows: list[Row] = []
+    where: dict[str, str] = {}
+    files = _files(Path(path))
+    for file in files:
+        before = len(rows)
+        for loc, rec in _records(file):
+            idx = _integer(require(rec, "problem_idx", file, loc, (int, str)), "problem_idx", file, loc)
+            problem = require(rec, "problem", file, loc)
+            answer = _integer(require(rec, "answer", file, loc, (int, str)), "answer", file, loc)
+            if not 0 <= answer <= 999:
+                raise fail(file, loc, f"field 'answer': {answer} is outside 0-999")
+            topics = rec.get("problem_type") or []
+            if isinstance(topics, str):
+                topics = [topics]
+            rid = f"{NAME}-{idx}"
+            rows.append(make_row(
+                id=rid, source=NAME, user=f"{problem.strip()}\n\n{INSTRUCTION}", answer=str(answer),
+                answer_type="number",
+                meta={"problem_idx": idx, "contest": "I" if idx <= 15 else "II",
+                      "problem_type": [str(t) for t in topics]},
+            ))
+            where[rid] = loc if isinstance(loc, str) else f"line {loc}"
+        if len(rows) == before:
+            raise fail(file, None, "no records")
+    check_unique_ids(rows, files[0] if len(files) == 1 else Path(path), where)
+    return rows
+
+
+def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
+    out = accuracy_with_breakdowns(records, ("contest",))
+    out["by_problem_type"] = multi_valued_breakdown(records, "problem_type")
+    return out
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    category="iq",
+    load=load,
+    default_dir="aime2025",
+    hub_id="MathArena/aime_2025",
+    breakdowns=("contest", "problem_type"),
+    aggregate=aggregate,
+    notes="Exact match of the final integer answer (0-999); accuracy per contest (I, II) and topic.",
+)

@@ -1,0 +1,95 @@
+"""GPQA Diamond (Rein et al., 2023): 198 graduate-level science questions, 4 options.
+
+Release format: the official `gpqa_diamond.csv` (78 columns; `Question`, `Correct Answer`,
+`Incorrect Answer 1-3`, `Record ID`, `High-level domain`, `Subdomain`, ...). The release keeps the
+correct answer in a fixed column, so the original evaluation shuffles the four options with a
+seeded RNG; here the order of each item is a function of (SHUFFLE_SEED, Record ID) only, so it is
+the same in every run and does not change when other items are added or removed.
+
+The authors ask that the questions not be shown in plain text online: keep samples and reports
+that quote them out of public places.
+"""
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+from eval.benchmarks._formats import LETTERS, check_unique_ids, fail, option_lines, seeded_permutation
+from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row
+from eval.rows import make_row
+
+NAME = "gpqa_diamond"
+SHUFFLE_SEED = 0
+OPTION_COLUMNS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
+REQUIRED = ("Question", *OPTION_COLUMNS, "Record ID")
+
+
+def _file(path: Path) -> Path:
+    if path.is_file():
+        return path
+    for name in ("gpqa_diamond.csv", "dataset/gpqa_diamond.csv"):
+        if (path / name).is_file():
+            return path / name
+    csvs = sorted(path.rglob("*.csv"))
+    if len(csvs) == 1:
+        return csvs[0]
+    raise BenchmarkFormatError(f"{path}: no gpqa_diamond.csv found")
+
+
+def load(path: Path, seed: int = SHUFFLE_SEED) -> list[Row]:
+    file = _file(Path(path))
+    csv.field_size_limit(max(csv.field_size_limit(), min(sys.maxsize, 2**31 - 1)))
+    rows: list[Row] = []
+    where: dict[str, str] = {}
+    try:
+        with file.open(encoding="utf-8", newline="") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            missing = [c for c in REQUIRED if c not in header]
+            if missing:
+                raise fail(file, 1, f"header lacks column(s) {', '.join(map(repr, missing))}")
+            start = reader.line_num + 1
+            for rec in reader:
+                # Fields may span lines: name the line the record starts on.
+                loc = f"line {start}"
+                start = reader.line_num + 1
+                if None in rec or any(rec[c] is None for c in header):
+                    raise fail(file, loc, f"expected {len(header)} fields, got a different number")
+                for c in REQUIRED:
+                    if not rec[c].strip():
+                        raise fail(file, loc, f"field {c!r}: empty")
+                record_id = rec["Record ID"].strip()
+                options = [rec[c].strip() for c in OPTION_COLUMNS]
+                order = seeded_permutation(4, NAME, seed, record_id)
+                shown = [options[i] for i in order]
+                user = "\n\n".join([rec["Question"].strip(), option_lines(shown),
+                                    "Answer with the letter of the correct option."])
+                rid = f"{NAME}-{record_id}"
+                rows.append(make_row(
+                    id=rid, source=NAME, user=user, answer=LETTERS[order.index(0)],
+                    answer_type="choice", choices=shown,
+                    meta={"record_id": record_id, "domain": (rec.get("High-level domain") or "").strip() or None,
+                          "subdomain": (rec.get("Subdomain") or "").strip() or None, "shuffle_seed": seed},
+                ))
+                where[rid] = loc
+    except csv.Error as e:
+        raise fail(file, f"line {reader.line_num}", f"malformed CSV ({e})") from None
+    except UnicodeDecodeError as e:
+        raise fail(file, None, f"not UTF-8 text ({e.reason})") from None
+    if not rows:
+        raise fail(file, None, "no records")
+    check_unique_ids(rows, file, where)
+    return rows
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    category="iq",
+    load=load,
+    default_dir="gpqa_diamond",
+    hub_id="Idavidrein/gpqa",
+    breakdowns=("domain", "subdomain"),
+    notes="4-way multiple-choice accuracy; the options are shuffled per item with a fixed seed.",
+    extra={"hub_config": "gpqa_diamond", "shuffle_seed": SHUFFLE_SEED},
+)

@@ -1,0 +1,141 @@
+"""GPQA Diamond loader: the official CSV, 4 options in a seeded per-item order."""
+import csv
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from eval.backends.base import ScriptedBackend
+from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.gpqa_diamond import BENCHMARK, load
+from eval.rows import meta, validate_row
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return BENCHMARK.default_path()
+
+
+@pytest.fixture(scope="module")
+def records(sample):
+    with (sample / "gpqa_diamond.csv").open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def rows(sample):
+    return BENCHMARK.load_rows(sample)
+
+
+def _run(rows, answer_of):
+    by_prompt = {json.dumps(r["prompt"]): r for r in rows}
+    backend = ScriptedBackend(lambda conv: answer_of(by_prompt[json.dumps(list(conv))]))
+    completions = backend.generate([r["prompt"] for r in rows])
+    return BENCHMARK.metrics([record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)])
+
+
+def test_every_record_loads(rows, records):
+    assert len(rows) == len(records)
+    for r, rec in zip(rows, records):
+        validate_row(r)
+        assert len(r["choices"]) == 4
+        assert r["choices"][ord(r["answer"]) - ord("A")] == rec["Correct Answer"].strip()
+        assert sorted(r["choices"]) == sorted(rec[c].strip() for c in (
+            "Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3"))
+        assert meta(r)["domain"] == rec["High-level domain"]
+
+
+def test_shuffle_is_deterministic_across_processes(sample, rows):
+    code = ("import json, sys; from eval.benchmarks.gpqa_diamond import load; "
+            "print(json.dumps([(r['answer'], r['choices']) for r in load(sys.argv[1])]))")
+    # a fresh interpreter with another hash seed must produce the same order
+    out = subprocess.run([sys.executable, "-c", code, str(sample)], capture_output=True, text=True,
+                         check=True, env={"PYTHONHASHSEED": "12345", "PATH": ""}).stdout
+    assert json.loads(out) == [[r["answer"], r["choices"]] for r in rows]
+
+
+def test_order_depends_on_the_item_not_on_its_neighbours(sample, tmp_path, rows):
+    header, body = _header_body(sample)
+    f = tmp_path / "gpqa_diamond.csv"
+    _write(f, header, list(reversed(body[:10])))
+    subset = {r["id"]: r for r in load(f)}
+    for r in rows[:10]:
+        assert subset[r["id"]]["choices"] == r["choices"]
+
+
+def test_another_seed_gives_another_order(sample, rows):
+    other = load(sample, seed=1)
+    assert [r["choices"] for r in other] != [r["choices"] for r in rows]
+    assert {r["id"] for r in other} == {r["id"] for r in rows}
+
+
+def test_gold_letter_is_spread_over_a_to_d(rows):
+    counts = Counter(r["answer"] for r in rows)
+    assert set(counts) == set("ABCD")
+    expected = len(rows) / 4
+    chi2 = sum((counts[k] - expected) ** 2 / expected for k in "ABCD")
+    assert chi2 < 11.34  # chi-square, 3 degrees of freedom, p = 0.01
+    assert min(counts.values()) >= len(rows) / 10
+
+
+def test_perfect_answerer_scores_100(rows):
+    assert _run(rows, lambda r: f"<think>k</think><answer>{r['answer']}</answer>")["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("letter", "AD")
+def test_constant_answerer_scores_chance(rows, letter):
+    metrics = _run(rows, lambda r: f"<think>k</think><answer>{letter}</answer>")
+    assert metrics["accuracy"] == pytest.approx(sum(r["answer"] == letter for r in rows) / len(rows))
+
+
+def test_breakdown_by_domain(rows, records):
+    metrics = _run(rows, lambda r: f"<think>k</think><answer>{r['answer']}</answer>")
+    assert set(metrics["by_domain"]) == {rec["High-level domain"] for rec in records}
+    assert "by_subdomain" in metrics
+
+
+def _write(path, header, body):
+    with path.open("w", encoding="utf-8", newline="") as out:
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(body)
+
+
+def _header_body(sample):
+    with (sample / "gpqa_diamond.csv").open(encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        return next(reader), list(reader)
+
+
+def test_empty_field_names_record_line(sample, tmp_path):
+    header, body = _header_body(sample)
+    body = body[:5]
+    body[3][header.index("Incorrect Answer 2")] = "  "
+    f = tmp_path / "gpqa_diamond.csv"
+    _write(f, header, body)
+    # the record's first line: multi-line fields push it past line 5
+    with f.open(encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh)
+        next(reader)
+        starts = []
+        for _ in reader:
+            starts.append(reader.line_num)
+    start_of_4th = starts[2] + 1
+    with pytest.raises(BenchmarkFormatError,
+                       match=re.escape(f"{f}: line {start_of_4th}: field 'Incorrect Answer 2': empty")):
+        load(f)
+
+
+def test_missing_column_and_short_record(sample, tmp_path):
+    header, body = _header_body(sample)
+    f = tmp_path / "gpqa_diamond.csv"
+    i = header.index("Correct Answer")
+    _write(f, header[:i] + header[i + 1:], [row[:i] + row[i + 1:] for row in body[:3]])
+    with pytest.raises(BenchmarkFormatError, match=re.escape(f"{f}: line 1: header lacks column(s) 'Correct Answer'")):
+        load(tmp_path)
+    _write(f, header, [body[0], body[1][:10]])
+    with pytest.raises(BenchmarkFormatError, match=re.escape(str(f)) + ": line [0-9]+: expected 78 fields"):
+        load(f)
