@@ -1,0 +1,179 @@
+"""AGIEval loader: data/v1/<task>.jsonl, per-task letter accuracy, exact-set multi-answer items,
+math-equivalent cloze answers, English and Chinese instructions."""
+import json
+import re
+import shutil
+
+import pytest
+
+from eval.backends.base import ScriptedBackend
+from eval.benchmarks.agieval import BENCHMARK, CHINESE_TASKS, ENGLISH_TASKS, load, strip_label
+from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.rows import meta, validate_row
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return BENCHMARK.default_path()
+
+
+@pytest.fixture(scope="module")
+def rows(sample):
+    return BENCHMARK.load_rows(sample)
+
+
+def _records(rows, answer_of):
+    by_prompt = {json.dumps(r["prompt"]): r for r in rows}
+    assert len(by_prompt) == len(rows)
+    backend = ScriptedBackend(lambda conv: answer_of(by_prompt[json.dumps(list(conv))]))
+    completions = backend.generate([r["prompt"] for r in rows])
+    return [record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)]
+
+
+def _perfect(r):
+    return f"<think>solved</think><answer>{r['answer']}</answer>"
+
+
+def test_every_item_of_every_task_loads(sample, rows):
+    files = sorted((sample / "data" / "v1").glob("*.jsonl"))
+    assert len(files) == 20
+    per_task = {}
+    for r in rows:
+        validate_row(r)
+        per_task[meta(r)["task"]] = per_task.get(meta(r)["task"], 0) + 1
+    assert per_task == {f.stem: sum(1 for line in f.read_text().splitlines() if line.strip()) for f in files}
+    for r in rows:
+        m = meta(r)
+        assert m["language"] == ("en" if m["task"] in ENGLISH_TASKS else "zh")
+        assert m["task"] in ENGLISH_TASKS | CHINESE_TASKS
+        user = r["prompt"][-1]["content"]
+        assert ("问题：" in user) == (m["language"] == "zh")
+        if m["kind"] == "cloze":
+            assert r["answer_type"] == "number" and not r["choices"] and "$" not in r["answer"]
+        else:
+            assert not any(re.match(r"\s*\([A-Z]\)", c) for c in r["choices"])
+            assert "\nA. " in user
+
+
+def test_kinds_match_the_release(rows):
+    kinds = {}
+    for r in rows:
+        kinds.setdefault(meta(r)["task"], set()).add(meta(r)["kind"])
+    assert kinds["math"] == kinds["gaokao-mathcloze"] == {"cloze"}
+    assert kinds["jec-qa-kd"] == kinds["jec-qa-ca"] == kinds["gaokao-physics"] == {"multi_answer"}
+    assert kinds["lsat-ar"] == {"multiple_choice"}
+    multi = [r for r in rows if len(meta(r).get("gold_letters", [])) > 1]
+    assert multi and all(r["answer_type"] == "short" and r["answer"] == "".join(meta(r)["gold_letters"]) for r in multi)
+
+
+def test_option_labels_are_stripped_from_the_texts(rows):
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["agieval-logiqa-en-1"]["choices"][0].startswith("Chen Rui")
+    assert by_id["agieval-gaokao-history-1"]["choices"][3].startswith("日本偷袭")  # labelled "(C)" in the release
+    assert by_id["agieval-logiqa-zh-2"]["choices"][1].startswith("调查中")
+
+
+def test_strip_label():
+    assert strip_label("(A)40", 0) == "40"
+    assert strip_label("(B) text", 1) == "text"
+    assert strip_label("C．选项", 2) == "选项"
+    assert strip_label("A Chen Rui", 0) == "Chen Rui"
+    assert strip_label("A cat sat", 1) == "A cat sat"  # not the option's own letter: real text
+    assert strip_label("(A)A", 0) == "A"
+
+
+def test_perfect_answerer_scores_100(rows):
+    metrics = BENCHMARK.metrics(_records(rows, _perfect))
+    assert metrics["accuracy"] == 1.0 and metrics["task_average"] == 1.0
+    assert all(t["accuracy"] == 1.0 for t in metrics["by_task"].values())
+
+
+def test_constant_answerer_scores_chance(rows):
+    metrics = BENCHMARK.metrics(_records(rows, lambda r: "<think>guess</think><answer>A</answer>"))
+    hit = [meta(r).get("gold_letters") == ["A"] for r in rows]  # cloze golds are never "A"
+    assert metrics["accuracy"] == pytest.approx(sum(hit) / len(rows))
+    for task, got in metrics["by_task"].items():
+        mine = [h for r, h in zip(rows, hit) if meta(r)["task"] == task]
+        assert got["accuracy"] == pytest.approx(sum(mine) / len(mine)), task
+
+
+def test_breakdowns_appear(rows):
+    metrics = BENCHMARK.metrics(_records(rows, _perfect))
+    assert len(metrics["by_task"]) == 20
+    assert set(metrics["by_language"]) == {"en", "zh"}
+    assert set(metrics["by_kind"]) == {"multiple_choice", "multi_answer", "cloze"}
+
+
+@pytest.mark.parametrize("reply,correct", [
+    ("BD", True), ("B, D", True), ("D B", True), ("B和D", True), ("(B)(D)", True),
+    ("B", False), ("BCD", False), ("B, B, D", False), ("BD because", False),
+])
+def test_multi_answer_needs_the_exact_set(rows, reply, correct):
+    row = next(r for r in rows if r["id"] == "agieval-jec-qa-ca-2")
+    assert meta(row)["gold_letters"] == ["B", "D"]
+    rec = record_for(row, f"<think>x</think><answer>{reply}</answer>", BENCHMARK)
+    assert rec["correct"] is correct and rec["format_ok"] is True
+
+
+def test_single_gold_in_a_multi_answer_task_uses_the_shared_choice_rule(rows):
+    row = next(r for r in rows if r["id"] == "agieval-jec-qa-kd-1")
+    assert row["answer"] == "C" and row["answer_type"] == "choice"
+    assert record_for(row, "<think>x</think><answer>C</answer>", BENCHMARK)["correct"]
+    assert not record_for(row, "<think>x</think><answer>C, D</answer>", BENCHMARK)["correct"]
+
+
+def test_cloze_answers_are_compared_as_math(rows):
+    row = next(r for r in rows if meta(r)["task"] == "math" and r["answer"] == "0.015")
+    for reply, ok in [("\\boxed{0.015}", True), ("$\\frac{3}{200}$", True), ("0.15", False)]:
+        assert record_for(row, f"<think>x</think><answer>{reply}</answer>", BENCHMARK)["correct"] is ok
+    word = next(r for r in rows if meta(r)["task"] == "math" and meta(r)["line"] == 4)
+    assert word["answer"] == "parabola"  # released as \text{parabola}
+    for reply, ok in [("\\text{parabola}", True), ("parabola", True), ("hyperbola", False)]:
+        assert record_for(word, f"<think>x</think><answer>{reply}</answer>", BENCHMARK)["correct"] is ok
+
+
+@pytest.fixture
+def copy(sample, tmp_path):
+    dst = tmp_path / "agieval"
+    shutil.copytree(sample, dst)
+    return dst
+
+
+def _edit(path, lineno, fn):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    obj = json.loads(lines[lineno - 1])
+    fn(obj)
+    lines[lineno - 1] = json.dumps(obj, ensure_ascii=False)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_corrupt_line_names_file_and_line(copy):
+    f = copy / "data" / "v1" / "lsat-lr.jsonl"
+    lines = f.read_text().splitlines()
+    lines[2] = lines[2][:-10]
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(BenchmarkFormatError, match="^" + re.escape(f"{f}: line 3: not valid JSON")):
+        load(copy)
+
+
+def test_label_outside_the_options(copy):
+    f = copy / "data" / "v1" / "sat-math.jsonl"
+    _edit(f, 4, lambda o: o.update(label="F"))
+    with pytest.raises(BenchmarkFormatError, match=re.escape(f"{f}: line 4: field 'label': F not among")):
+        load(copy)
+
+
+def test_missing_question_and_missing_cloze_answer(copy):
+    f = copy / "data" / "v1" / "aqua-rat.jsonl"
+    _edit(f, 2, lambda o: o.pop("question"))
+    with pytest.raises(BenchmarkFormatError, match=re.escape(f"{f}: line 2: field 'question': missing")):
+        load(f)
+    g = copy / "data" / "v1" / "math.jsonl"
+    _edit(g, 5, lambda o: o.update(answer=None))
+    with pytest.raises(BenchmarkFormatError, match=re.escape(f"{g}: line 5: field 'answer': missing")):
+        load(g)
+
+
+def test_folder_without_tasks(tmp_path):
+    with pytest.raises(BenchmarkFormatError, match="no <task>.jsonl files"):
+        load(tmp_path)
