@@ -1,0 +1,152 @@
+"""ExploreToM loader: our own exported rows (DatasetDict, split folder or JSONL), validated,
+with accuracy per order, property, interesting and kind."""
+import json
+import re
+
+import pytest
+
+from eval.backends.base import ScriptedBackend
+from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.exploretom import BENCHMARK, load, loader
+from eval.rows import make_row, meta
+
+STORY = "Anne put the apple in the basket. Anne left the kitchen. Bob moved the apple to the box."
+QUESTIONS = [  # (question, answer, answer_type, order, property, interesting, kind)
+    ("Where is the apple now?", "box", "short", 0, "location", False, "ground_truth"),
+    ("Where was the apple at the beginning?", "basket", "short", 0, "location", False, "memory"),
+    ("Where does Anne think the apple is?", "basket", "short", 1, "location", True, "belief"),
+    ("Does Anne know that the apple is in the box?", "no", "yes_no", 1, "location", True, "belief"),
+    ("Does Bob think that Anne knows where the apple is?", "no", "yes_no", 2, "location", True, "belief"),
+    ("Does Anne know about the move of the apple?", "does not know about it", "knowledge", 1,
+     "knowledge", True, "knowledge"),
+    ("Does Bob know about the move of the apple?", "knows about it", "knowledge", 1,
+     "knowledge", False, "knowledge"),
+]
+
+
+def _rows(split, n_stories=3):
+    out = []
+    for s in range(n_stories):
+        for q, (question, answer, atype, order, prop, interesting, kind) in enumerate(QUESTIONS):
+            out.append(make_row(
+                id=f"exploretom-{split}-{s}-{q}", source="exploretom",
+                user=f"{STORY}\n\n{question}", answer=answer, answer_type=atype,
+                meta={"order": order, "property": prop, "interesting": interesting, "kind": kind,
+                      "story": s},
+            ))
+    return out
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    from datasets import Dataset, DatasetDict
+
+    root = tmp_path_factory.mktemp("exploretom")
+    DatasetDict({split: Dataset.from_list(_rows(split, n)) for split, n in
+                 (("train", 4), ("validation", 2), ("test", 3))}).save_to_disk(str(root / "dd"))
+    return root
+
+
+def _run(rows, answer_of):
+    by_prompt = {json.dumps(r["prompt"]): r for r in rows}
+    backend = ScriptedBackend(lambda conv: answer_of(by_prompt[json.dumps(list(conv))]))
+    # several stories share a prompt here: the answer depends only on the prompt, as it must
+    completions = backend.generate([r["prompt"] for r in rows])
+    return BENCHMARK.metrics([record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)])
+
+
+def test_loads_the_test_split_by_default(saved):
+    rows = BENCHMARK.load_rows(saved / "dd")
+    assert rows == _rows("test", 3)
+    assert {r["id"].split("-")[1] for r in load(saved / "dd", split="validation")} == {"validation"}
+    assert len(loader("train")(saved / "dd")) == 4 * len(QUESTIONS)
+
+
+def test_single_split_folder_and_jsonl(saved, tmp_path):
+    from datasets import load_from_disk
+
+    expected = _rows("test", 3)
+    assert load(saved / "dd" / "test") == expected
+    f = tmp_path / "test.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in expected) + "\n")
+    assert load(f) == expected
+    assert load(tmp_path) == expected  # a folder of <split>.jsonl files
+    assert len(load_from_disk(str(saved / "dd"))["test"]) == len(expected)
+
+
+def test_perfect_answerer_scores_100(saved):
+    rows = load(saved / "dd")
+    metrics = _run(rows, lambda r: f"<think>tracking</think><answer>{r['answer']}</answer>")
+    assert metrics["accuracy"] == 1.0 and metrics["n"] == len(rows)
+
+
+def test_constant_answerer_scores_chance_per_order(saved):
+    rows = load(saved / "dd")
+    metrics = _run(rows, lambda r: "<think>always</think><answer>no</answer>")
+    hits = [r["answer"] == "no" for r in rows]  # only yes/no golds "no" can match a bare "no"
+    assert metrics["accuracy"] == pytest.approx(sum(hits) / len(rows))
+    for order in ("0", "1", "2"):
+        mine = [h for r, h in zip(rows, hits) if str(meta(r)["order"]) == order]
+        assert metrics["by_order"][order]["accuracy"] == pytest.approx(sum(mine) / len(mine))
+
+
+def test_breakdowns_appear(saved):
+    rows = load(saved / "dd")
+    metrics = _run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    assert set(metrics["by_order"]) == {"0", "1", "2"}
+    assert set(metrics["by_property"]) == {"location", "knowledge"}
+    assert set(metrics["by_interesting"]) == {"True", "False"}
+    assert set(metrics["by_kind"]) == {"ground_truth", "memory", "belief", "knowledge"}
+
+
+def test_answer_type_rules_apply(saved):
+    rows = load(saved / "dd")
+    row = next(r for r in rows if r["answer_type"] == "knowledge" and r["answer"].startswith("does not"))
+    assert record_for(row, "<think>t</think><answer>She does not know about it</answer>", BENCHMARK)["correct"]
+    assert not record_for(row, "<think>t</think><answer>knows about it</answer>", BENCHMARK)["correct"]
+
+
+def test_missing_split_names_the_splits(saved):
+    with pytest.raises(BenchmarkFormatError, match=r"no split 'dev' \(splits: test, train, validation\)"):
+        load(saved / "dd", split="dev")
+
+
+def test_invalid_row_names_file_record_and_field(tmp_path):
+    from datasets import Dataset, DatasetDict
+
+    rows = _rows("test", 1)
+    rows[3] = {**rows[3], "answer_type": "essay"}
+    DatasetDict({"test": Dataset.from_list(rows)}).save_to_disk(str(tmp_path / "dd"))
+    with pytest.raises(BenchmarkFormatError) as e:
+        load(tmp_path / "dd")
+    msg = str(e.value)
+    assert msg.startswith(f"{tmp_path / 'dd' / 'test'}: record 4:") and "answer_type" in msg
+
+
+def test_corrupt_jsonl_line(tmp_path):
+    f = tmp_path / "test.jsonl"
+    lines = [json.dumps(r) for r in _rows("test", 1)]
+    lines[2] = lines[2][:-5]
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(BenchmarkFormatError, match="^" + re.escape(f"{f}: line 3: not valid JSON")):
+        load(f)
+    obj = json.loads(lines[1])
+    del obj["choices"]
+    lines[1], lines[2] = json.dumps(obj), json.dumps(_rows("test", 1)[2])
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(BenchmarkFormatError, match=re.escape(f"{f}: line 2: ") + ".*choices"):
+        load(f)
+
+
+def test_duplicate_ids(tmp_path):
+    rows = _rows("test", 1)
+    f = tmp_path / "test.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in rows + rows[:1]) + "\n")
+    with pytest.raises(BenchmarkFormatError, match=re.escape(f"{f}: line {len(rows) + 1}: duplicate item id")):
+        load(f)
+
+
+def test_not_a_dataset(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(BenchmarkFormatError, match="neither a saved dataset"):
+        load(tmp_path)
