@@ -1,0 +1,244 @@
+"""A local transformers model: chat template, left padding, batched generation on CPU or CUDA.
+
+Prompts are sorted by length before batching (less padding), generated `batch_size` at a time and
+reported through `on_result` in the caller's indices as each batch finishes. A batch that runs out
+of GPU memory is split in half and retried. A prompt longer than the model's context comes back as
+a `Completion` with `error` set instead of stopping the run.
+
+Our `GenerationConfig` always wins over the model's own generation defaults for the settings it
+holds (greedy/temperature, top_p, n, max_new_tokens, stop strings, seed); top-k is switched off so
+that sampling means the same thing here as in the vLLM and HTTP backends. The model's other
+defaults (eos tokens, repetition penalty) are kept.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Sequence
+
+from eval.backends import BackendError
+from eval.backends.base import Backend, Completion, Conversation, GenerationConfig, OnResult
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+class HFBackend(Backend):
+    name = "hf"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        device: str = "auto",
+        dtype: str = "auto",
+        batch_size: int = 8,
+        revision: str | None = None,
+        trust_remote_code: bool = False,
+        chat_template: str | None = None,
+        max_input_tokens: int | None = None,
+        device_map: str | None = None,
+    ) -> None:
+        """`model`: a local folder (or a hub id when online). `device`: auto, cpu, cuda, cuda:1.
+        `dtype`: auto (the checkpoint's on GPU, float32 on CPU), float32, bfloat16, float16.
+        `device_map="auto"` spreads a model that does not fit one GPU over all of them."""
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as e:
+            raise BackendError(f"the hf backend needs torch and transformers ({e.name} is missing): "
+                               "install the `train` extra") from None
+        if dtype not in DTYPES:
+            raise BackendError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+        if int(batch_size) < 1:
+            raise BackendError(f"batch_size must be >= 1, got {batch_size}")
+        self.model = str(model)
+        self.batch_size = int(batch_size)
+        self.revision = revision
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = device
+        torch_dtype: Any
+        if dtype == "auto":
+            torch_dtype = "auto" if device.startswith("cuda") or device_map else torch.float32
+        else:
+            torch_dtype = getattr(torch, dtype)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                self.model, revision=revision, trust_remote_code=trust_remote_code, padding_side="left"
+            )
+            self.hf_model = AutoModelForCausalLM.from_pretrained(
+                self.model, revision=revision, trust_remote_code=trust_remote_code, dtype=torch_dtype,
+                **({"device_map": device_map} if device_map else {}),
+            )
+        except (OSError, ValueError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise BackendError(f"cannot load model {self.model!r}: {first}") from None
+        if not device_map:
+            self.hf_model.to(device)
+        self.hf_model.eval()
+        self._prepare_tokenizer(chat_template)
+        limit = max_input_tokens or getattr(self.hf_model.config, "max_position_embeddings", None)
+        self.max_input_tokens = int(limit) if limit else None
+
+    @classmethod
+    def from_objects(cls, model: Any, tokenizer: Any, *, name: str = "in-memory",
+                     batch_size: int = 8) -> "HFBackend":
+        """Wrap an already loaded model and tokenizer (e.g. a policy being trained)."""
+        self = cls.__new__(cls)
+        self.model, self.batch_size, self.revision = name, int(batch_size), None
+        self.hf_model, self.tokenizer = model, tokenizer
+        self.device = str(next(model.parameters()).device)
+        self.tokenizer.padding_side = "left"
+        self._prepare_tokenizer(None)
+        limit = getattr(model.config, "max_position_embeddings", None)
+        self.max_input_tokens = int(limit) if limit else None
+        return self
+
+    def _prepare_tokenizer(self, chat_template: str | None) -> None:
+        tok = self.tokenizer
+        if chat_template:
+            tok.chat_template = chat_template
+        if not getattr(tok, "chat_template", None):
+            raise BackendError(f"model {self.model!r} has no chat template; pass one with "
+                               "--backend-option chat_template=... (a Jinja string)")
+        if tok.pad_token_id is None:  # many causal LMs ship without one; padding is masked anyway
+            tok.pad_token = tok.eos_token
+
+    def describe(self) -> dict:
+        import torch
+        import transformers
+
+        dtype = str(next(self.hf_model.parameters()).dtype).replace("torch.", "")
+        return {
+            "backend": self.name, "model": self.model, "revision": self.revision,
+            "device": self.device, "dtype": dtype, "batch_size": self.batch_size,
+            "transformers": transformers.__version__, "torch": torch.__version__,
+        }
+
+    # ----------------------------------------------------------------------------------------
+
+    def render(self, conversation: Conversation) -> str:
+        """The prompt text the model sees: the chat template with the generation prompt."""
+        return self.tokenizer.apply_chat_template(
+            [dict(m) for m in conversation], add_generation_prompt=True, tokenize=False
+        )
+
+    def generate(
+        self,
+        prompts: Sequence[Conversation],
+        config: GenerationConfig = GenerationConfig(),
+        *,
+        on_result: OnResult | None = None,
+        progress: bool = False,
+    ) -> list[Completion]:
+        import torch
+        from tqdm.auto import tqdm
+
+        results: list[Completion | None] = [None] * len(prompts)
+
+        def finish(i: int, completion: Completion) -> None:
+            results[i] = completion
+            if on_result:
+                on_result(i, completion)
+
+        # the chat template already holds any BOS token, so no special tokens are added again
+        encoded = [
+            self.tokenizer(self.render(p), add_special_tokens=False)["input_ids"] for p in prompts
+        ]
+        todo = []
+        for i, ids in enumerate(encoded):
+            if self.max_input_tokens and len(ids) + config.max_new_tokens > self.max_input_tokens:
+                finish(i, Completion(prompt_tokens=len(ids), error=(
+                    f"prompt has {len(ids)} tokens; with max_new_tokens={config.max_new_tokens} "
+                    f"it exceeds the model's {self.max_input_tokens}-token context")))
+            else:
+                todo.append(i)
+        todo.sort(key=lambda i: -len(encoded[i]))  # longest first: an OOM shows up at once
+        gen_config = self._generation_config(config)
+        if config.seed is not None:
+            torch.manual_seed(config.seed)
+        bar = tqdm(total=len(prompts), desc=f"{self.name}:{self.model}", disable=not progress,
+                   initial=len(prompts) - len(todo), leave=False)
+        try:
+            for start in range(0, len(todo), self.batch_size):
+                batch = todo[start : start + self.batch_size]
+                for i, completion in self._generate_batch(batch, encoded, gen_config, config):
+                    finish(i, completion)
+                bar.update(len(batch))
+        finally:
+            bar.close()
+        return [r if r is not None else Completion(error="not generated") for r in results]
+
+    def _generation_config(self, config: GenerationConfig):
+        gen = copy.deepcopy(self.hf_model.generation_config)
+        sample = config.temperature > 0
+        gen.max_new_tokens = config.max_new_tokens
+        gen.do_sample = sample
+        gen.num_return_sequences = config.n if sample else 1
+        gen.temperature = config.temperature if sample else None
+        gen.top_p = config.top_p if sample else None
+        gen.top_k = 0 if sample else None
+        gen.min_p = None
+        gen.stop_strings = list(config.stop) or None
+        gen.pad_token_id = self.tokenizer.pad_token_id
+        if gen.eos_token_id is None:
+            gen.eos_token_id = self.tokenizer.eos_token_id
+        gen.max_length = None
+        return gen
+
+    def _generate_batch(self, batch, encoded, gen_config, config):
+        import torch
+
+        try:
+            return list(self._run_batch(batch, encoded, gen_config, config))
+        except torch.cuda.OutOfMemoryError:
+            if len(batch) == 1:
+                raise BackendError(f"one prompt of {len(encoded[batch[0]])} tokens does not fit in "
+                                   "GPU memory; lower max_new_tokens or use a larger device") from None
+            torch.cuda.empty_cache()
+            half = len(batch) // 2
+            return (self._generate_batch(batch[:half], encoded, gen_config, config)
+                    + self._generate_batch(batch[half:], encoded, gen_config, config))
+
+    def _run_batch(self, batch, encoded, gen_config, config):
+        import torch
+
+        features = self.tokenizer.pad(
+            {"input_ids": [encoded[i] for i in batch]}, padding=True, return_tensors="pt"
+        )
+        input_ids = features["input_ids"].to(self.hf_model.device)
+        attention_mask = features["attention_mask"].to(self.hf_model.device)
+        with torch.inference_mode():
+            output = self.hf_model.generate(
+                input_ids=input_ids, attention_mask=attention_mask, generation_config=gen_config,
+                tokenizer=self.tokenizer,
+            )
+        new_tokens = output[:, input_ids.shape[1]:]
+        per_prompt = gen_config.num_return_sequences
+        eos = gen_config.eos_token_id
+        eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
+        for k, i in enumerate(batch):
+            texts, used = [], 0
+            for row in new_tokens[k * per_prompt : (k + 1) * per_prompt].tolist():
+                row = _until_eos(row, eos_ids, self.tokenizer.pad_token_id)
+                used += len(row)
+                texts.append(_cut_at_stop(self.tokenizer.decode(row, skip_special_tokens=True),
+                                          config.stop))
+            if len(texts) < config.n:  # greedy: n identical samples, generated once
+                texts = texts * config.n
+                used *= config.n
+            yield i, Completion(texts=texts, prompt_tokens=len(encoded[i]), completion_tokens=used)
+
+
+def _until_eos(tokens: list[int], eos_ids: set[int], pad_id: int | None) -> list[int]:
+    for j, t in enumerate(tokens):
+        if t in eos_ids:
+            return tokens[:j]
+    while tokens and tokens[-1] == pad_id:
+        tokens = tokens[:-1]
+    return tokens
+
+
+def _cut_at_stop(text: str, stop: Sequence[str]) -> str:
+    """Text up to the first stop string (excluded), as the HTTP APIs and vLLM return it."""
+    cut = min((p for p in (text.find(s) for s in stop if s) if p >= 0), default=-1)
+    return text[:cut] if cut >= 0 else text

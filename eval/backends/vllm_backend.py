@@ -1,0 +1,101 @@
+"""vLLM's offline engine (GPU machines; the optional `vllm` extra, installed in its own
+environment because vLLM pins its own torch and transformers).
+
+The whole batch goes to `LLM.chat` in chunks of `chunk_size` conversations: vLLM schedules each
+chunk with continuous batching, and `on_result` is called after every chunk, so an interrupted run
+loses at most one chunk. Sampling follows our `GenerationConfig` (temperature 0 is greedy; top-k
+is off), with a per-request seed so sampled runs are reproducible.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from eval.backends import BackendError
+from eval.backends.base import Backend, Completion, Conversation, GenerationConfig, OnResult
+
+INSTALL_HINT = ("the vllm backend needs vLLM, which runs on GPU machines: install the `vllm` extra "
+                "there (pip install -e '.[vllm]', in its own environment)")
+
+
+class VLLMBackend(Backend):
+    name = "vllm"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        tensor_parallel_size: int = 1,
+        dtype: str = "auto",
+        gpu_memory_utilization: float = 0.9,
+        max_model_len: int | None = None,
+        chunk_size: int = 1024,
+        revision: str | None = None,
+        trust_remote_code: bool = False,
+        chat_template: str | None = None,
+        seed: int = 0,
+        **engine_options: Any,
+    ) -> None:
+        """`engine_options` go to `vllm.LLM` unchanged (e.g. `enable_prefix_caching`,
+        `quantization`, `enforce_eager`)."""
+        try:
+            import vllm
+        except ImportError:
+            raise BackendError(INSTALL_HINT) from None
+        self.model = str(model)
+        self.chunk_size = max(1, int(chunk_size))
+        self.chat_template = chat_template
+        self.revision = revision
+        self._engine_options = {
+            "tensor_parallel_size": int(tensor_parallel_size), "dtype": dtype,
+            "gpu_memory_utilization": float(gpu_memory_utilization),
+            "max_model_len": max_model_len, **engine_options,
+        }
+        self.llm = vllm.LLM(
+            model=self.model, revision=revision, trust_remote_code=trust_remote_code, seed=seed,
+            **{k: v for k, v in self._engine_options.items() if v is not None},
+        )
+        self._vllm_version = vllm.__version__
+
+    def describe(self) -> dict:
+        return {"backend": self.name, "model": self.model, "revision": self.revision,
+                "vllm": self._vllm_version, **self._engine_options}
+
+    def sampling_params(self, config: GenerationConfig):
+        from vllm import SamplingParams
+
+        sample = config.temperature > 0
+        return SamplingParams(
+            n=config.n,
+            temperature=config.temperature,
+            top_p=config.top_p if sample else 1.0,
+            top_k=-1,  # off; -1 means "all tokens" in every vLLM release
+            max_tokens=config.max_new_tokens,
+            stop=list(config.stop) or None,
+            seed=config.seed if sample else None,
+        )
+
+    def generate(
+        self,
+        prompts: Sequence[Conversation],
+        config: GenerationConfig = GenerationConfig(),
+        *,
+        on_result: OnResult | None = None,
+        progress: bool = False,
+    ) -> list[Completion]:
+        params = self.sampling_params(config)
+        results: list[Completion] = []
+        for start in range(0, len(prompts), self.chunk_size):
+            chunk = [[dict(m) for m in conv] for conv in prompts[start : start + self.chunk_size]]
+            outputs = self.llm.chat(chunk, params, use_tqdm=progress,
+                                    chat_template=self.chat_template)
+            for k, out in enumerate(outputs):
+                completion = Completion(
+                    texts=[o.text for o in out.outputs],
+                    prompt_tokens=len(out.prompt_token_ids or ()),
+                    completion_tokens=sum(len(o.token_ids) for o in out.outputs),
+                )
+                results.append(completion)
+                if on_result:
+                    on_result(start + k, completion)
+        return results
+
