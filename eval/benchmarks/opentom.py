@@ -1,0 +1,250 @@
+"""OpenToM (Xu et al., ACL 2024): narratives with personalities and intentions, questions about
+locations, multi-hop consequences and attitudes, from the mover's and the observer's view.
+
+Release format (`data/opentom_data/`, also in the hub repo `SeacowX/OpenToM`): JSON objects keyed
+by story id. `meta_data.json` (normal narratives) and `meta_data_long.json` (OpenToM-L; named
+`metadata_long.json` on the hub) give `narrative` and `plot_info` {mover, eoi, original_place,
+move_to_place, observer}; the question files map a story id to [{question, answer, type}]:
+`location_cg_{fo,so}.json` (coarse: is it in its initial place? Yes/No),
+`location_fg_{fo,so}_new.json` (fine: where precisely?), `multihop_{fo,so}.json` (fullness:
+more/equally/less full; accessibility: more/equally/less accessible) and `attitude.json`
+(positive/neutral/negative).
+Scoring as `src/evaluate.py` of the release: each question is a classification; macro-F1 per
+genre and order. Fine locations are labelled by the place they name (initial or new); answers
+that name no label are 'corrupted': the original leaves them out of the F1 and reports their
+share, which we report as `unparsed`; `macro_f1_strict` counts them as errors instead.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from eval import answers
+from eval.benchmarks._tom_common import (
+    LETTERS,
+    choice_block,
+    f1,
+    fail,
+    get,
+    mean,
+    read_json,
+    short_repr,
+)
+from eval.benchmarks.base import Benchmark, Record, Row, default_score
+from eval.rows import make_row
+
+NAME = "opentom"
+# question file -> (genre, order); for fine locations the release's revised `_new` files win
+QUESTION_FILES = {
+    "location_cg_fo": ("location_coarse", "first"),
+    "location_cg_so": ("location_coarse", "second"),
+    "location_fg_fo": ("location_fine", "first"),
+    "location_fg_so": ("location_fine", "second"),
+    "multihop_fo": ("multihop", "first"),
+    "multihop_so": ("multihop", "second"),
+    "attitude": ("attitude", "first"),
+}
+OPTIONS = {
+    "fullness": ["more full", "equally full", "less full"],
+    "accessibility": ["more accessible", "equally accessible", "less accessible"],
+    "attitude": ["positive", "neutral", "negative"],
+}
+
+INSTRUCTION = "Read the story and answer the question about it."
+
+
+def data_dir(path: Path) -> Path:
+    """The folder holding `meta_data.json`: `path` itself, or its `opentom_data/` or
+    `data/opentom_data/` (release and hub layouts)."""
+    for candidate in (path, path / "opentom_data", path / "data" / "opentom_data"):
+        if (candidate / "meta_data.json").is_file():
+            return candidate
+    fail(path, "", "no meta_data.json here nor in opentom_data/ (OpenToM release layout)")
+
+
+def load(path: Path, *, long: bool = False) -> list[Row]:
+    """Rows for the normal narratives, or with `long=True` for the long ones (OpenToM-L: the
+    same questions over the stories that have a long version)."""
+    folder = data_dir(Path(path))
+    if long:
+        meta_path = next((folder / n for n in ("meta_data_long.json", "metadata_long.json")
+                          if (folder / n).is_file()), folder / "meta_data_long.json")
+    else:
+        meta_path = folder / "meta_data.json"
+    stories = read_json(meta_path)
+    if not isinstance(stories, dict):
+        fail(meta_path, "", "expected a JSON object keyed by story id")
+    rows: list[Row] = []
+    for stem, (genre, order) in QUESTION_FILES.items():
+        file = folder / f"{stem}_new.json"
+        if not file.is_file():
+            file = folder / f"{stem}.json"
+        questions = read_json(file)
+        if not isinstance(questions, dict):
+            fail(file, "", "expected a JSON object keyed by story id")
+        for key, items in questions.items():
+            if key not in stories:
+                if long:
+                    continue  # only some stories have a long version
+                fail(file, f"record {key!r}", f"story id not found in {meta_path.name}")
+            if not isinstance(items, list):
+                fail(file, f"record {key!r}", "expected a list of questions")
+            story = stories[key]
+            for i, item in enumerate(items):
+                rows.append(_row(item, story, key, i, file, meta_path, genre, order, long))
+    return rows
+
+
+def _row(item, story, key: str, i: int, file: Path, meta_path: Path, genre: str, order: str,
+         long: bool) -> Row:
+    where = f"record {key!r} question {i}"
+    narrative = get(story, "narrative", meta_path, f"record {key!r}")
+    plot = get(story, "plot_info", meta_path, f"record {key!r}", dict)
+    places = [get(plot, k, meta_path, f"record {key!r} plot_info") for k in ("original_place", "move_to_place")]
+    mover = get(plot, "mover", meta_path, f"record {key!r} plot_info")
+    observer = get(plot, "observer", meta_path, f"record {key!r} plot_info")
+    question = get(item, "question", file, where).strip()
+    raw = item.get("answer") if isinstance(item, dict) else None
+    if isinstance(raw, list):  # a few multi-hop answers are lists padded with 'corrupted'
+        kept = [a for a in raw if isinstance(a, str) and a != "corrupted"]
+        raw = kept[0] if len(kept) == 1 else None
+    if not isinstance(raw, str) or not raw.strip():
+        fail(file, where, f"field 'answer' must be a non-empty string, got {short_repr(item.get('answer') if isinstance(item, dict) else item)}")
+    gold = raw.strip()
+    subtype = genre
+    choices: list[str] = []
+    if genre == "location_coarse":
+        answer_type, answer = "yes_no", gold.lower()
+        if answer not in ("yes", "no"):
+            fail(file, where, f"field 'answer' must be Yes or No, got {gold!r}")
+        labels, gold_label = ["yes", "no"], answer
+        ask = f"Question: {question}\n\nAnswer yes or no."
+    elif genre == "location_fine":
+        answer_type, answer = "short", gold
+        labels = places if any(_same_place(gold, p) for p in places) else [gold] + places
+        gold_label = next(p for p in labels if _same_place(gold, p))
+        ask = f"Question: {question}\n\nAnswer with the location only."
+    else:
+        if genre == "attitude":
+            subtype = "attitude"
+            question = f"{question} (Assume you saw the action happen.)"
+        else:
+            subtype = "fullness" if "fullness" in question else "accessibility"
+            if subtype == "accessibility" and "|" in gold:
+                gold = "equally accessible"  # the release's rule for tied accessibility answers
+        choices = OPTIONS[subtype]
+        if gold.lower() not in choices:
+            fail(file, where, f"field 'answer' {gold!r} is not one of {', '.join(choices)}")
+        answer_type, answer = "choice", LETTERS[choices.index(gold.lower())]
+        labels, gold_label = list(choices), gold.lower()
+        ask = choice_block(question, choices)
+    stem = file.stem.removesuffix("_new")
+    return make_row(
+        id=f"{NAME}/{'long' if long else 'normal'}/{key}/{stem}/{i}",
+        source=NAME,
+        user=f"{INSTRUCTION}\n\nStory:\n{narrative.strip()}\n\n{ask}",
+        answer=answer,
+        answer_type=answer_type,
+        choices=choices,
+        meta={
+            "genre": genre,
+            "order": order,
+            "task": f"{genre}/{order}" if genre != "attitude" else genre,
+            "subtype": subtype,
+            "perspective": _perspective(question, mover, observer),
+            "labels": labels,
+            "gold_label": gold_label,
+            "story": key,
+            "narrative": "long" if long else "normal",
+        },
+    )
+
+
+def _same_place(a: str, b: str) -> bool:
+    return answers.normalize(a) == answers.normalize(b)
+
+
+def _perspective(question: str, mover: str, observer: str) -> str:
+    """Whose view the question takes: the character named first ('From X's perspective, does
+    Y think ...'), as the release's evaluator splits mover and observer questions."""
+    found = []
+    for role, name in (("mover", mover), ("observer", observer)):
+        m = re.search(rf"\b{re.escape(name)}\b", question)
+        if m:
+            found.append((m.start(), role))
+    return min(found)[1] if found else "narrator"
+
+
+def predicted_label(row: Row, extracted: str | None, correct: bool) -> str | None:
+    """The class an answer names, decided by the shared parser: the gold class when it is
+    correct, else the first other class it would be correct for, else None (unparsed)."""
+    meta = json.loads(row["meta"])
+    if correct:
+        return meta["gold_label"]
+    if extracted is None:
+        return None
+    for label in meta["labels"]:
+        if label == meta["gold_label"]:
+            continue
+        gold = LETTERS[row["choices"].index(label)] if row["answer_type"] == "choice" else label
+        if answers.is_correct(extracted, gold, row["answer_type"], row["choices"]):
+            return label
+    return None
+
+
+def score(row: Row, response: str) -> Record:
+    rec = default_score(row, response)
+    rec["label"] = predicted_label(row, rec["extracted"], rec["correct"])
+    return rec
+
+
+def _f1_block(records: list[Record]) -> dict[str, Any]:
+    gold = [r["meta"]["gold_label"] for r in records]
+    pred = [r.get("label") for r in records]
+    valid = [(g, p) for g, p in zip(gold, pred) if p is not None]
+    classes = {g for g in gold} | {p for p in pred if p is not None}
+    return {
+        "macro_f1": f1([g for g, _ in valid], [p for _, p in valid]) if valid else 0.0,
+        "macro_f1_strict": f1(gold, ["\0unparsed" if p is None else p for p in pred], labels=classes),
+        "accuracy": mean(r["correct"] for r in records),
+        "unparsed": mean(p is None for p in pred),
+        "n": len(records),
+    }
+
+
+def aggregate(records: list[Record]) -> dict[str, Any]:
+    """Macro-F1 per task (genre x order) as the paper's table, their mean as the headline, and
+    the same per genre, per multi-hop subtype; accuracy per perspective."""
+    out: dict[str, Any] = {"accuracy": mean(r["correct"] for r in records), "n": len(records)}
+    for key in ("task", "genre", "subtype"):
+        groups: dict[str, list[Record]] = defaultdict(list)
+        for r in records:
+            groups[r["meta"][key]].append(r)
+        out[f"by_{key}"] = {k: _f1_block(v) for k, v in sorted(groups.items())}
+    tasks = out["by_task"].values()
+    out["macro_f1"] = mean(t["macro_f1"] for t in tasks)
+    out["macro_f1_strict"] = mean(t["macro_f1_strict"] for t in tasks)
+    out["unparsed"] = mean(r.get("label") is None for r in records)
+    persp: dict[str, list[bool]] = defaultdict(list)
+    for r in records:
+        persp[r["meta"]["perspective"]].append(bool(r["correct"]))
+    out["by_perspective"] = {k: {"accuracy": mean(v), "n": len(v)} for k, v in sorted(persp.items())}
+    return out
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    category="tom",
+    load=load,
+    default_dir="opentom",
+    hub_id="SeacowX/OpenToM",
+    breakdowns=("task", "genre", "subtype", "perspective"),
+    primary_metric="macro_f1",
+    score=score,
+    aggregate=aggregate,
+    notes="Macro-F1 per genre (coarse/fine location, multi-hop, attitude) and order, unparsable "
+    "answers left out as in the original (their share reported); headline = mean over tasks.",
+)

@@ -1,0 +1,193 @@
+"""ToMBench (Chen et al., ACL 2024): 20 tasks over the ATOMS abilities, bilingual zh/en.
+
+Release format: `data/<Task name>.jsonl`, one item per line; English fields `STORY`, `QUESTION`,
+`OPTION-A`..`OPTION-D` (C and D null/NaN for two-option items), gold letter `"答案\\nANSWER"`,
+ability string `"能力\\nABILITY"` (one or more `Category: ability` parts).
+Scoring as in the official evaluation: the options are shuffled (here with a fixed seed, so runs
+are reproducible), the model's letter is mapped back to the original option, and with several
+shuffles per item (`permutations`, the original uses 5) the majority vote decides. Accuracy per
+task and per ability (an item with two abilities counts in both), and per ability category.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from eval import answers
+from eval.benchmarks._tom_common import (
+    LETTERS,
+    choice_block,
+    fail,
+    files_in,
+    get,
+    mean,
+    read_jsonl,
+    seeded_permutation,
+    short_repr,
+)
+from eval.benchmarks.base import Benchmark, Record, Row, default_score
+from eval.rows import make_row
+
+NAME = "tombench"
+SEED = 0
+ABILITY_KEY = "能力\nABILITY"
+ANSWER_KEY = "答案\nANSWER"
+INDEX_KEY = "序号\nINDEX"
+CATEGORIES = ("Emotion", "Desire", "Intention", "Knowledge", "Belief", "Non-Literal Communication")
+_CATEGORY = re.compile(
+    r"\b(" + "|".join(re.escape(c) for c in CATEGORIES) + r")\s*:\s*", re.IGNORECASE
+)
+_LETTER_PREFIX = re.compile(r"^[A-D]\s*[.．、]\s*")
+
+INSTRUCTION = (
+    "Read the story and answer the multiple-choice question about it. Pick the option that is "
+    "most likely given what happens in the story."
+)
+
+
+def split_abilities(text: str) -> list[str]:
+    """`"Belief: Content false beliefs Belief: Second-order beliefs"` ->
+    `["Belief: Content false beliefs", "Belief: Second-order beliefs"]` (category names made
+    canonical, e.g. "Non-literal communication" -> "Non-Literal Communication")."""
+    marks = list(_CATEGORY.finditer(text))
+    if not marks:
+        return [" ".join(text.split())]
+    out = []
+    for k, m in enumerate(marks):
+        end = marks[k + 1].start() if k + 1 < len(marks) else len(text)
+        category = next(c for c in CATEGORIES if c.lower() == m.group(1).lower())
+        out.append(f"{category}: {' '.join(text[m.end():end].split())}")
+    return out
+
+
+def _option(value: Any) -> str | None:
+    """Option text without a leading 'A. ' (some items carry one); None for an absent option."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if not isinstance(value, str):
+        return None
+    text = _LETTER_PREFIX.sub("", value.strip())
+    return text or None
+
+
+def load(path: Path, *, permutations: int = 1, seed: int = SEED) -> list[Row]:
+    """Rows from a task file or the `data/` folder (or the release root holding `data/`).
+    `permutations` > 1 asks each item that many times with different option orders."""
+    if permutations < 1:
+        raise ValueError(f"permutations must be >= 1, got {permutations}")
+    path = Path(path)
+    if path.is_dir() and (path / "data").is_dir():
+        path = path / "data"
+    rows: list[Row] = []
+    for file in files_in(path, "*.jsonl", NAME):
+        task = file.stem
+        for lineno, item in read_jsonl(file):
+            rows.extend(_rows(item, file, lineno, task, permutations, seed))
+    return rows
+
+
+def _rows(item, file: Path, lineno: int, task: str, permutations: int, seed: int) -> list[Row]:
+    where = f"line {lineno}"
+    story = get(item, "STORY", file, where)
+    question = get(item, "QUESTION", file, where)
+    ability = get(item, ABILITY_KEY, file, where)
+    gold_raw = get(item, ANSWER_KEY, file, where)
+    options = []
+    for letter in "ABCD":
+        if f"OPTION-{letter}" not in item:
+            fail(file, where, f"missing field 'OPTION-{letter}'")
+        options.append(_option(item[f"OPTION-{letter}"]))
+    present = [o for o in options if o is not None]
+    if len(present) < 2 or options[: len(present)] != present:
+        fail(file, where, "fields 'OPTION-A'..'OPTION-D' must hold 2-4 options from A on")
+    gold = gold_raw.strip()[:1].upper()
+    if gold not in LETTERS[: len(present)]:
+        fail(file, where, f"field {ANSWER_KEY!r} {short_repr(gold_raw)} is not an option letter")
+    abilities = split_abilities(ability)
+    item_id = f"{NAME}/{task}/{lineno}"
+    rows = []
+    for p in range(permutations):
+        order = seeded_permutation(len(present), f"{item_id}/{p}", seed)
+        shown = [present[i] for i in order]
+        rows.append(make_row(
+            id=item_id if permutations == 1 else f"{item_id}/p{p}",
+            source=NAME,
+            user=f"{INSTRUCTION}\n\nStory:\n{story.strip()}\n\n{choice_block(question.strip(), shown)}",
+            answer=LETTERS[order.index(LETTERS.index(gold))],
+            answer_type="choice",
+            choices=shown,
+            meta={
+                "task": task,
+                "abilities": abilities,
+                "ability_categories": sorted({a.split(":")[0] for a in abilities}),
+                "item": item_id,
+                "index": item.get(INDEX_KEY),
+                "permutation": p,
+                # original letter of the option shown at each position, to map answers back
+                "shown_as": [LETTERS[i] for i in order],
+                "original_answer": gold,
+            },
+        ))
+    return rows
+
+
+def score(row: Row, response: str) -> Record:
+    """The shared parser's verdict plus the chosen option's letter in the original order."""
+    rec = default_score(row, response)
+    meta = json.loads(row["meta"])
+    rec["original_choice"] = meta["original_answer"] if rec["correct"] else None
+    if not rec["correct"] and rec["extracted"] is not None:
+        for k, letter in enumerate(meta["shown_as"]):
+            if answers.is_correct(rec["extracted"], LETTERS[k], "choice", row["choices"]):
+                rec["original_choice"] = letter
+                break
+    return rec
+
+
+def aggregate(records: list[Record]) -> dict[str, Any]:
+    """Majority vote over each item's permutations (one permutation: the answer itself), then
+    accuracy overall, per task, per ability and per ability category."""
+    items: dict[str, list[Record]] = defaultdict(list)
+    for r in records:
+        items[r["meta"]["item"]].append(r)
+    verdicts = []
+    for item, recs in items.items():
+        recs.sort(key=lambda r: r["meta"]["permutation"])
+        votes = Counter(r.get("original_choice") for r in recs)
+        choice = votes.most_common(1)[0][0]
+        verdicts.append((recs[0]["meta"], choice is not None and choice == recs[0]["meta"]["original_answer"]))
+    out: dict[str, Any] = {
+        "accuracy": mean(ok for _, ok in verdicts),
+        "n": len(verdicts),
+        "n_responses": len(records),
+        "accuracy_per_response": mean(r["correct"] for r in records),
+    }
+    for key, values_of in (
+        ("task", lambda m: [m["task"]]),
+        ("ability", lambda m: m["abilities"]),
+        ("ability_category", lambda m: m["ability_categories"]),
+    ):
+        groups: dict[str, list[bool]] = defaultdict(list)
+        for m, ok in verdicts:
+            for value in values_of(m):
+                groups[value].append(ok)
+        out[f"by_{key}"] = {k: {"accuracy": mean(v), "n": len(v)} for k, v in sorted(groups.items())}
+    return out
+
+
+BENCHMARK = Benchmark(
+    name=NAME,
+    category="tom",
+    load=load,
+    default_dir="tombench",
+    hub_id=None,  # released on GitHub (zhchen18/ToMBench)
+    breakdowns=("task", "ability", "ability_category"),
+    score=score,
+    aggregate=aggregate,
+    notes="Multiple choice with options shuffled (fixed seed) and the letter mapped back; "
+    "majority vote over permutations; accuracy per task and per ATOMS ability.",
+)
