@@ -1,0 +1,427 @@
+"""World state and nested beliefs of every person, updated action by action (SEMANTICS.md).
+
+Beliefs are kept per *chain* of people: `()` is the true world, `("Anne",)` is what Anne
+believes, `("Anne", "Beth")` what Anne believes Beth believes, and so on up to `max_order`.
+Each chain maps facts to `(value, ts)`:
+
+- `("loc", obj)`          -> `(room, container)`; room `None` = unknown; container `OPEN` = lying
+                             in the open (in no container), `None` = unknown
+- `("state", obj, type)`  -> the state value, e.g. `"is salted"` (absent = unknown)
+- `("knows", person, t)`  -> `True` when the person heard about abstract topic t (absent = no)
+- `("at", person)`        -> the person's room, `Away(room)` ("not in that room, whereabouts
+                             unknown") or `None` (world: in no room)
+
+`ts` is the index of the action whose *world change* the value reflects. It decides between
+conflicting reports: a world-state message is adopted only by minds that hold no newer
+information about that fact (docs/exploretom-semantics.md explains why).
+
+Who learns what: an action has witnesses W (the people in the actor's room; for private
+communication the speaker and listener), secret peekers K and distracted witnesses D.
+Observers O = (W | K) - D. A chain (p1, ..., pn) learns the action when p1 is an observer
+and every later pi is a witness: observers believe that exactly the witnesses saw it, nobody
+knows about peekers, nobody noticed the distraction, and nobody updates a belief about a
+peeker's belief.
+"""
+from __future__ import annotations
+
+from typing import Iterable, NamedTuple
+
+from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
+                              MOVE_ROOM, PRIVATE, ROOM_LOCATION, UPDATE_STATE, Action)
+
+OPEN = ""  # container value of an object lying in the open, in no container
+
+Chain = tuple
+Fact = tuple
+Loc = tuple  # (room | None, container | OPEN | None)
+
+
+class Away(NamedTuple):
+    """Belief about a person: not in `room`, whereabouts otherwise unknown."""
+
+    room: str
+
+
+class StoryError(ValueError):
+    """A precondition failed: names the action index, its type and the reason."""
+
+    def __init__(self, index: int, action_type: str, reason: str) -> None:
+        super().__init__(f"action {index} ({action_type}): {reason}")
+        self.index, self.action_type, self.reason = index, action_type, reason
+
+
+class Tracker:
+    """Apply actions one at a time; read the world and any chain's beliefs at any point."""
+
+    def __init__(self, max_order: int = 2) -> None:
+        if max_order < 1:
+            raise ValueError(f"max_order must be >= 1, got {max_order}")
+        self.max_order = max_order
+        self.beliefs: dict[Chain, dict[Fact, tuple]] = {(): {}}
+        self.person_room: dict[str, str | None] = {}
+        self.container_room: dict[str, str] = {}
+        self.state_visible: dict[tuple[str, str], bool] = {}
+        self.state_types: dict[str, list[str]] = {}  # object -> its state types, in order seen
+        self.people: list[str] = []  # in order of first mention
+        self.objects: list[str] = []
+        self.topics: list[str] = []  # abstract topics
+        self.state_values: list[tuple[str, str, str]] = []  # (object, state_type, value) seen
+        self.loc_history: dict[str, list[tuple[int, Loc]]] = {}  # change points per object
+        self.actions: list[Action] = []
+        self.observers: list[frozenset[str]] = []
+        self.left_containers: list[str] = []
+        self.action_rooms: list[str] = []
+
+    # ------------------------------------------------------------------ reading
+    def copy(self) -> "Tracker":
+        t = Tracker.__new__(Tracker)
+        t.max_order = self.max_order
+        t.beliefs = {c: dict(b) for c, b in self.beliefs.items()}
+        t.person_room = dict(self.person_room)
+        t.container_room = dict(self.container_room)
+        t.state_visible = dict(self.state_visible)
+        t.state_types = {o: list(v) for o, v in self.state_types.items()}
+        t.people, t.objects, t.topics = list(self.people), list(self.objects), list(self.topics)
+        t.state_values = list(self.state_values)
+        t.loc_history = {o: list(h) for o, h in self.loc_history.items()}
+        t.actions, t.observers = list(self.actions), list(self.observers)
+        t.left_containers, t.action_rooms = list(self.left_containers), list(self.action_rooms)
+        return t
+
+    def belief(self, chain: Iterable[str], fact: Fact):
+        """The value `chain` holds for `fact` (None when unknown); chain () is the world."""
+        entry = self.beliefs.get(tuple(chain), {}).get(fact)
+        return entry[0] if entry else None
+
+    def location(self, chain: Iterable[str], obj: str) -> Loc:
+        return self.belief(chain, ("loc", obj)) or (None, None)
+
+    def knows(self, chain: Iterable[str], person: str, topic: str) -> bool:
+        return bool(self.belief(chain, ("knows", person, topic)))
+
+    def people_in(self, room: str) -> list[str]:
+        return [p for p in self.people if self.person_room.get(p) == room]
+
+    def rooms(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for a in self.actions:
+            if a.type in (ENTER, LEAVE, MOVE_ROOM):
+                seen.setdefault(a.room, None)
+        return list(seen)
+
+    # ------------------------------------------------------------------ applying
+    def apply(self, action: Action) -> None:
+        """Apply one action; raise StoryError (and change nothing) if a precondition fails."""
+        i = len(self.actions)
+        handler = _HANDLERS.get(action.type)
+        if handler is None:
+            raise StoryError(i, action.type, "unknown action type")
+        known = len(self.people)
+        self._meet(action.people())
+        try:
+            handler(self, action, i)  # every handler checks all preconditions before it mutates
+        except StoryError:
+            for p in self.people[known:]:
+                del self.person_room[p]
+            del self.people[known:]
+            raise
+        self.actions.append(action)
+
+    def apply_all(self, actions: Iterable[Action]) -> "Tracker":
+        for a in actions:
+            self.apply(a)
+        return self
+
+    # ------------------------------------------------------------------ internals
+    def _meet(self, names: Iterable[str]) -> None:
+        for n in names:
+            if n not in self.person_room:
+                self.person_room[n] = None
+                self.people.append(n)
+
+    def _chains(self, observers: Iterable[str], witnesses: Iterable[str]) -> list[Chain]:
+        """Every chain that learns an action, shortest first (so prefixes update first)."""
+        wset, oset = set(witnesses), set(observers)
+        witnesses = [p for p in self.people if p in wset]
+        level = [(p,) for p in self.people if p in oset]
+        out = list(level)
+        for _ in range(self.max_order - 1):
+            level = [c + (q,) for c in level for q in witnesses if q != c[-1]]
+            out.extend(level)
+        return out
+
+    def _mine(self, chain: Chain) -> dict[Fact, tuple]:
+        b = self.beliefs.get(chain)
+        if b is None:
+            b = self.beliefs[chain] = {}
+        return b
+
+    def _check_modifiers(self, a: Action, i: int, witnesses: set[str]) -> tuple[set, set]:
+        peek, dist = set(a.peeking), set(a.distracted)
+        if len(peek) != len(a.peeking) or len(dist) != len(a.distracted):
+            raise StoryError(i, a.type, "a name is repeated in peeking or distracted")
+        if a.person in peek or a.person in dist:
+            raise StoryError(i, a.type, f"{a.person} performs the action and cannot also be "
+                             "peeking or distracted")
+        if peek & dist:
+            raise StoryError(i, a.type, f"{', '.join(sorted(peek & dist))} cannot both peek "
+                             "and be distracted")
+        if peek & witnesses:
+            raise StoryError(i, a.type, f"{', '.join(sorted(peek & witnesses))} already "
+                             "witness(es) the action and cannot peek at it")
+        if dist - witnesses:
+            raise StoryError(i, a.type, f"{', '.join(sorted(dist - witnesses))} cannot be "
+                             "distracted: not a witness of the action")
+        return peek, dist
+
+    def _actor_room(self, a: Action, i: int) -> str:
+        room = self.person_room.get(a.person)
+        if room is None:
+            raise StoryError(i, a.type, f"{a.person} is not in any room")
+        return room
+
+    def _check_object_here(self, a: Action, i: int, room: str) -> Loc | None:
+        entry = self.beliefs[()].get(("loc", a.object))
+        if entry is not None and entry[0][0] != room:
+            raise StoryError(i, a.type, f"the {a.object} is in the {entry[0][0]}, not in the "
+                             f"{room} where {a.person} is")
+        return entry[0] if entry else None
+
+    def _set_world_loc(self, obj: str, loc: Loc, i: int) -> None:
+        self.beliefs[()][("loc", obj)] = (loc, i)
+        if obj not in self.loc_history:
+            self.objects.append(obj)
+            self.loc_history[obj] = []
+        self.loc_history[obj].append((i, loc))
+
+    def _see(self, chain: Chain, obj: str) -> None:
+        """`chain` sees the object: adopt the visible state values its prefix holds."""
+        prefix = self.beliefs.get(chain[:-1])
+        if not prefix:
+            return
+        mine = None
+        for st in self.state_types.get(obj, ()):
+            if self.state_visible[(obj, st)]:
+                entry = prefix.get(("state", obj, st))
+                if entry is not None:
+                    if mine is None:
+                        mine = self._mine(chain)
+                    mine[("state", obj, st)] = entry
+
+    def _look_around(self, chain: Chain, room: str) -> None:
+        """An entrance seen by `chain`: objects its prefix believes lie in the open in `room`
+        are seen there; an object `chain` believed lying there but which is not: room unknown.
+        Contents of containers are not visible, so beliefs about them stay."""
+        prefix = self.beliefs.get(chain[:-1], {})
+        mine = self._mine(chain)
+        here = (room, OPEN)
+        for obj in self.objects:
+            key = ("loc", obj)
+            seen = prefix.get(key)
+            if seen is not None and seen[0] == here:
+                mine[key] = seen
+                self._see(chain, obj)
+            else:
+                cur = mine.get(key)
+                if cur is not None and cur[0] == here:
+                    mine[key] = ((None, None), seen[1] if seen else cur[1])
+
+    def _record(self, a: Action, observers: Iterable[str], room: str = "", left: str = "") -> None:
+        self.observers.append(frozenset(observers))
+        self.action_rooms.append(room)
+        self.left_containers.append(left)
+
+    # ------------------------------------------------------------------ actions
+    def _enter(self, a: Action, i: int) -> None:
+        p, room = a.person, a.room
+        old = self.person_room.get(p)
+        if old == room:
+            raise StoryError(i, a.type, f"{p} is already in the {room}")
+        old_w = set(self.people_in(old)) if old else set()
+        new_w = set(self.people_in(room)) | {p}
+        peek, dist = self._check_modifiers(a, i, old_w | new_w)
+        if old:  # leaving the old room first: the people there see the person go
+            for c in self._chains((old_w | peek) - dist, old_w):
+                self._mine(c)[("at", p)] = (Away(old), i)
+        self.person_room[p] = room
+        self.beliefs[()][("at", p)] = (room, i)
+        observers = (new_w | peek) - dist
+        for c in self._chains(observers, new_w):
+            mine = self._mine(c)
+            for x in new_w:
+                mine[("at", x)] = (room, i)
+            if p in c:
+                self._look_around(c, room)
+        self._record(a, observers | (old_w - dist), room)
+
+    def _leave(self, a: Action, i: int) -> None:
+        p, room = a.person, a.room
+        if self.person_room.get(p) != room:
+            raise StoryError(i, a.type, f"{p} is not in the {room}")
+        w = set(self.people_in(room))
+        peek, dist = self._check_modifiers(a, i, w)
+        self.person_room[p] = None
+        self.beliefs[()][("at", p)] = (None, i)
+        observers = (w | peek) - dist
+        for c in self._chains(observers, w):
+            self._mine(c)[("at", p)] = (Away(room), i)
+        self._record(a, observers, room)
+
+    def _move_container(self, a: Action, i: int) -> None:
+        room = self._actor_room(a, i)
+        cur = self._check_object_here(a, i, room)
+        croom = self.container_room.get(a.container)
+        if croom is not None and croom != room:
+            raise StoryError(i, a.type, f"the {a.container} is in the {croom}, not in the {room} "
+                             f"where {a.person} is")
+        if a.container in self.loc_history or a.container in self.person_room:
+            raise StoryError(i, a.type, f"{a.container!r} is an object or a person, not a container")
+        if cur is not None and cur[1] == a.container:
+            raise StoryError(i, a.type, f"the {a.object} is already in the {a.container}")
+        w = set(self.people_in(room))
+        peek, dist = self._check_modifiers(a, i, w)
+        self.container_room[a.container] = room
+        loc = (room, a.container)
+        self._set_world_loc(a.object, loc, i)
+        observers = (w | peek) - dist
+        for c in self._chains(observers, w):
+            self._see(c, a.object)
+            self._mine(c)[("loc", a.object)] = (loc, i)
+        self._record(a, observers, room)
+
+    def _move_room(self, a: Action, i: int) -> None:
+        p, dest = a.person, a.room
+        room = self._actor_room(a, i)
+        if dest == room:
+            raise StoryError(i, a.type, f"{p} is already in the {dest}")
+        if dest in self.container_room:
+            raise StoryError(i, a.type, f"{dest!r} is a container, not a room")
+        cur = self._check_object_here(a, i, room)
+        left = cur[1] if cur and cur[1] else ""
+        old_w = set(self.people_in(room))
+        # Departure: the people in the old room see both leave, not where to.
+        for c in self._chains(old_w, old_w):
+            self._see(c, a.object)
+            mine = self._mine(c)
+            mine[("at", p)] = (Away(room), i)
+            mine[("loc", a.object)] = ((None, OPEN), i)
+        self.person_room[p] = dest
+        self.beliefs[()][("at", p)] = (dest, i)
+        loc = (dest, OPEN)
+        self._set_world_loc(a.object, loc, i)
+        # Arrival: the people in the destination see the actor come in carrying the object.
+        new_w = set(self.people_in(dest))
+        for c in self._chains(new_w, new_w):
+            self._see(c, a.object)
+            mine = self._mine(c)
+            mine[("loc", a.object)] = (loc, i)
+            for x in new_w:
+                mine[("at", x)] = (dest, i)
+            if p in c:
+                self._look_around(c, dest)
+        self._record(a, old_w | new_w, room, left)
+
+    def _update_state(self, a: Action, i: int) -> None:
+        room = self._actor_room(a, i)
+        cur = self._check_object_here(a, i, room)
+        key = ("state", a.object, a.state_type)
+        old = self.beliefs[()].get(key)
+        if old is not None and old[0] == a.state_value:
+            raise StoryError(i, a.type, f"the {a.object} already {a.state_value}")
+        w = set(self.people_in(room))
+        peek, dist = self._check_modifiers(a, i, w)
+        placed_now = cur is None
+        if placed_now:  # first appearance of the object: it lies in the open where it is handled
+            self._set_world_loc(a.object, (room, OPEN), i)
+        types = self.state_types.setdefault(a.object, [])
+        if a.state_type not in types:
+            types.append(a.state_type)
+        self.state_visible[(a.object, a.state_type)] = a.visible
+        if (a.object, a.state_type, a.state_value) not in self.state_values:
+            self.state_values.append((a.object, a.state_type, a.state_value))
+        self.beliefs[()][key] = (a.state_value, i)
+        observers = (w | peek) - dist
+        for c in self._chains(observers, w):
+            self._see(c, a.object)
+            mine = self._mine(c)
+            mine[key] = (a.state_value, i)
+            if placed_now:
+                mine[("loc", a.object)] = ((room, OPEN), i)
+        self._record(a, observers, room)
+
+    def _communicate(self, a: Action, i: int) -> None:
+        s = a.person
+        if a.type == PRIVATE:
+            if a.listener == s:
+                raise StoryError(i, a.type, f"{s} cannot tell something privately to themselves")
+            w = {s, a.listener}
+            room = self.person_room.get(s) or ""
+        else:
+            room = self._actor_room(a, i)
+            w = set(self.people_in(room))
+            if len(w) < 2:
+                raise StoryError(i, a.type, f"nobody else is in the {room} to hear {s}")
+        topic = a.topic
+        msg = None
+        if not topic.is_abstract:
+            msg = self._message(a, i, s)
+        peek, dist = self._check_modifiers(a, i, w)
+        observers = (w | peek) - dist
+        if topic.is_abstract:
+            t = topic.topic
+            if t not in self.topics:
+                self.topics.append(t)
+            world = self.beliefs[()]
+            for x in observers | {s}:
+                world[("knows", x, t)] = (True, i)
+            for c in self._chains(observers, w):
+                mine = self._mine(c)
+                for x in (w | {c[0]}) if len(c) == 1 else w:
+                    mine[("knows", x, t)] = (True, i)
+        else:
+            for c in self._chains(observers, w):
+                self._adopt(c, topic.entity, topic.property, topic.value, msg)
+        self._record(a, observers, room)
+
+    def _message(self, a: Action, i: int, speaker: str) -> int:
+        """Check a world-state claim against the speaker's belief; return that belief's ts."""
+        t = a.topic
+        if t.entity not in self.loc_history:
+            raise StoryError(i, a.type, f"the {t.entity} has not appeared in the story")
+        entry = self.beliefs.get((speaker,), {}).get(("loc", t.entity))
+        (room, container), ts = entry if entry else ((None, None), -1)
+        believed = container if t.property == CONTAINER_LOCATION else room
+        if not believed:
+            what = "container" if t.property == CONTAINER_LOCATION else "room"
+            raise StoryError(i, a.type, f"{speaker} does not know which {what} the {t.entity} is in")
+        if believed != t.value:
+            raise StoryError(i, a.type, f"{speaker} believes the {t.entity} is in the {believed}, "
+                             f"not in the {t.value}")
+        return ts
+
+    def _adopt(self, chain: Chain, obj: str, prop: str, value: str, msg_ts: int) -> None:
+        mine = self._mine(chain)
+        cur = mine.get(("loc", obj))
+        if cur is not None and cur[1] > msg_ts:
+            return  # this mind holds newer information than the message carries
+        if prop == CONTAINER_LOCATION:
+            new = (self.container_room[value], value)
+        else:
+            room, container = cur[0] if cur else (None, None)
+            keep = (container == OPEN and room == value) or (
+                bool(container) and self.container_room.get(container) == value)
+            new = (value, container if keep else None)
+        mine[("loc", obj)] = (new, msg_ts)
+
+
+_HANDLERS = {
+    ENTER: Tracker._enter,
+    LEAVE: Tracker._leave,
+    MOVE_CONTAINER: Tracker._move_container,
+    MOVE_ROOM: Tracker._move_room,
+    UPDATE_STATE: Tracker._update_state,
+    PRIVATE: Tracker._communicate,
+    BROADCAST: Tracker._communicate,
+}
+
+__all__ = ["Tracker", "StoryError", "Away", "OPEN", "ROOM_LOCATION", "CONTAINER_LOCATION"]
