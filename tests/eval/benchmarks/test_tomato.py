@@ -1,0 +1,93 @@
+"""ToMATO loader: JSON list with a0..a3 and a_idx, accuracy per mental state and order."""
+import json
+
+import pytest
+
+from eval.backends.base import ScriptedBackend
+from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.tomato import BENCHMARK, load
+from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return BENCHMARK.default_path()
+
+
+@pytest.fixture(scope="module")
+def items(sample):
+    return json.loads((sample / "tomato_fb.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def rows(sample):
+    return BENCHMARK.load_rows(sample)
+
+
+def run(rows, answer_of):
+    by_prompt = {}
+    for r in rows:
+        assert by_prompt.setdefault(json.dumps(r["prompt"]), answer_of(r)) == answer_of(r)
+    backend = ScriptedBackend(lambda conv: by_prompt[json.dumps(list(conv))])
+    completions = backend.generate([r["prompt"] for r in rows])
+    return BENCHMARK.metrics([record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)])
+
+
+def test_every_question_loads(rows, items):
+    assert len(rows) == len(items) == 100
+    for r, item in zip(rows, items):
+        validate_row(r)
+        assert r["source"] == "tomato" and r["prompt"][0]["content"] == SYSTEM_PROMPT
+        assert r["choices"] == [item[f"a{k}"].strip() for k in range(4)]
+        assert r["choices"][ord(r["answer"]) - 65] == item["a_str"].strip()
+        assert item["q"] in user_text(r) and item["conversation"].strip() in user_text(r)
+        assert meta(r)["mental_state"] == item["mental_state"]
+
+
+def test_perfect_answerer_scores_100(rows):
+    assert run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("letter", "ABCD")
+def test_constant_answerer_scores_share_of_its_letter(rows, letter):
+    metrics = run(rows, lambda r: f"<think>t</think><answer>{letter}</answer>")
+    assert metrics["accuracy"] == pytest.approx(sum(r["answer"] == letter for r in rows) / len(rows))
+
+
+def test_breakdowns(rows):
+    metrics = run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    assert set(metrics["by_mental_state"]) == {"belief", "desire", "emotion", "intention", "knowledge"}
+    assert set(metrics["by_order"]) == {"2"} and set(metrics["by_false_belief"]) == {"True"}
+    assert sum(v["n"] for v in metrics["by_mental_state"].values()) == 100
+
+
+def corrupt(tmp_path, items, index, change):
+    broken = json.loads(json.dumps(items))
+    change(broken[index])
+    path = tmp_path / "tomato_fb.json"
+    path.write_text(json.dumps(broken, indent=4))
+    with pytest.raises(BenchmarkFormatError) as e:
+        load(tmp_path)
+    assert "\n" not in str(e.value) and "tomato_fb.json" in str(e.value)
+    return str(e.value)
+
+
+def test_corrupt_records_name_record_and_field(tmp_path, items):
+    assert "record 5: field 'a_idx' must be 0-3" in corrupt(tmp_path, items, 5, lambda d: d.update(a_idx=4))
+    assert "record 9: missing field 'q'" in corrupt(tmp_path, items, 9, lambda d: d.pop("q"))
+    assert "record 2: field 'mental_state'" in corrupt(
+        tmp_path, items, 2, lambda d: d.update(mental_state="hunger"))
+    assert "record 0: field 'a_str'" in corrupt(tmp_path, items, 0, lambda d: d.update(a_str="nope"))
+
+
+def test_duplicate_question_in_one_file(tmp_path, items):
+    path = tmp_path / "tomato_fb.json"
+    path.write_text(json.dumps(items + items[:1]))
+    with pytest.raises(BenchmarkFormatError, match=r"record 100: duplicate field 'q_id'"):
+        load(path)
+
+
+def test_full_file_and_subset_are_asked_once(tmp_path, items):
+    (tmp_path / "tomato.json").write_text(json.dumps(items))
+    (tmp_path / "tomato_fb.json").write_text(json.dumps(items[:30]))
+    assert len(load(tmp_path)) == 100

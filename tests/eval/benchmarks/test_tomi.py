@@ -1,0 +1,130 @@
+"""ToMi loader: bAbI-style .txt + line-aligned .trace, exact-match locations, per-type accuracy."""
+import json
+import shutil
+from collections import Counter
+
+import pytest
+
+from eval.backends.base import ScriptedBackend
+from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.tomi import BENCHMARK, load, question_kind
+from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return BENCHMARK.default_path()
+
+
+@pytest.fixture(scope="module")
+def rows(sample):
+    return BENCHMARK.load_rows(sample)
+
+
+def run(rows, answer_of):
+    by_prompt = {}
+    for r in rows:
+        assert by_prompt.setdefault(json.dumps(r["prompt"]), answer_of(r)) == answer_of(r)
+    backend = ScriptedBackend(lambda conv: by_prompt[json.dumps(list(conv))])
+    completions = backend.generate([r["prompt"] for r in rows])
+    return BENCHMARK.metrics([record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)])
+
+
+def test_every_example_loads(sample, rows):
+    text = (sample / "fb_all_test.txt").read_text()
+    questions = [line for line in text.splitlines() if "\t" in line]
+    traces = (sample / "fb_all_test.trace").read_text().splitlines()
+    assert len(rows) == len(questions) == len(traces) == 99
+    assert len({r["id"] for r in rows}) == len(rows)
+    for r, q, t in zip(rows, questions, traces):
+        validate_row(r)
+        assert r["source"] == "tomi" and r["prompt"][0]["content"] == SYSTEM_PROMPT
+        assert r["answer_type"] == "short" and r["choices"] == []
+        question, answer, _ = q.split(" ", 1)[1].split("\t")
+        assert r["answer"] == answer and user_text(r).endswith(f"Question: {question}")
+        m = meta(r)
+        assert [m["question_type"], m["story_type"]] == t.split(",")[-2:]
+
+
+def test_story_is_shown_without_line_numbers(rows):
+    user = user_text(rows[0])
+    assert "Aria entered the front_yard.\nAiden entered the front_yard." in user
+    assert "1 Aria" not in user
+
+
+def test_perfect_answerer_scores_100(rows):
+    assert run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")["accuracy"] == 1.0
+    # the shared parser reads `green bucket` and `the green_bucket.` as `green_bucket`
+    spaced = run(rows, lambda r: f"<think>t</think><answer>the {r['answer'].replace('_', ' ')}.</answer>")
+    assert spaced["accuracy"] == 1.0
+
+
+def test_constant_answerer_scores_share_of_its_answer(rows):
+    common, count = Counter(r["answer"] for r in rows).most_common(1)[0]
+    metrics = run(rows, lambda r: f"<think>t</think><answer>{common}</answer>")
+    assert metrics["accuracy"] == pytest.approx(count / len(rows)) and 0 < count < len(rows)
+
+
+def test_breakdowns_by_question_and_story_type(rows):
+    metrics = run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    assert set(metrics["by_question_kind"]) == {"first_order", "second_order", "reality", "memory"}
+    assert len(metrics["by_question_type"]) == 9
+    assert all(v["n"] == 11 for v in metrics["by_question_type"].values())
+    assert set(metrics["by_story_type"]) == {"true_belief", "false_belief", "second_order_false_belief"}
+    assert question_kind("second_order_1_no_tom") == "second_order"
+    assert question_kind("reality") == "reality"
+
+
+@pytest.fixture
+def copy(sample, tmp_path):
+    for name in ("fb_all_test.txt", "fb_all_test.trace"):
+        shutil.copy(sample / name, tmp_path / name)
+    return tmp_path
+
+
+def one_line_error(path, *args):
+    with pytest.raises(BenchmarkFormatError) as e:
+        load(path, *args)
+    assert "\n" not in str(e.value)
+    return str(e.value)
+
+
+def test_corrupt_story_line_names_file_and_line(copy):
+    txt = copy / "fb_all_test.txt"
+    lines = txt.read_text().splitlines()
+    lines[3] = "the grapefruit moved"  # no line number
+    txt.write_text("\n".join(lines) + "\n")
+    msg = one_line_error(copy)
+    assert "fb_all_test.txt" in msg and "line 4" in msg
+
+
+def test_broken_question_line_names_file_and_line(copy):
+    txt = copy / "fb_all_test.txt"
+    lines = txt.read_text().splitlines()
+    lines[6] = lines[6].split("\t")[0] + "\tgreen_bucket"  # the supporting-line field is gone
+    txt.write_text("\n".join(lines) + "\n")
+    msg = one_line_error(copy / "fb_all_test.txt")
+    assert "fb_all_test.txt" in msg and "line 7" in msg
+
+
+def test_bad_trace_names_trace_file_and_line(copy):
+    trace = copy / "fb_all_test.trace"
+    lines = trace.read_text().splitlines()
+    fields = lines[4].split(",")
+    lines[4] = ",".join(fields[:-2] + ["third_order", fields[-1]])
+    trace.write_text("\n".join(lines) + "\n")
+    msg = one_line_error(copy)
+    assert "fb_all_test.trace" in msg and "line 5" in msg and "question type" in msg
+
+
+def test_missing_trace_and_missing_file(copy, tmp_path):
+    (copy / "fb_all_test.trace").unlink()
+    assert ".trace" in one_line_error(copy / "fb_all_test.txt")
+    assert "nope.txt" in one_line_error(tmp_path / "nope.txt")
+
+
+def test_trace_count_mismatch(copy):
+    trace = copy / "fb_all_test.trace"
+    trace.write_text("\n".join(trace.read_text().splitlines()[:-1]) + "\n")
+    msg = one_line_error(copy)
+    assert "98 trace lines for 99 examples" in msg
