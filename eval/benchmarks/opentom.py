@@ -31,6 +31,7 @@ from eval.benchmarks._tom_common import (
     get,
     mean,
     read_json,
+    require_file,
     short_repr,
 )
 from eval.benchmarks.base import Benchmark, Record, Row, default_score
@@ -77,11 +78,10 @@ def load(path: Path, *, long: bool = False) -> list[Row]:
     stories = read_json(meta_path)
     if not isinstance(stories, dict):
         fail(meta_path, "", "expected a JSON object keyed by story id")
+    files = {stem: _question_file(folder, stem) for stem in QUESTION_FILES}
     rows: list[Row] = []
     for stem, (genre, order) in QUESTION_FILES.items():
-        file = folder / f"{stem}_new.json"
-        if not file.is_file():
-            file = folder / f"{stem}.json"
+        file = files[stem]
         questions = read_json(file)
         if not isinstance(questions, dict):
             fail(file, "", "expected a JSON object keyed by story id")
@@ -96,6 +96,11 @@ def load(path: Path, *, long: bool = False) -> list[Row]:
             for i, item in enumerate(items):
                 rows.append(_row(item, story, key, i, file, meta_path, genre, order, long))
     return rows
+
+
+def _question_file(folder: Path, stem: str) -> Path:
+    revised = folder / f"{stem}_new.json"
+    return revised if revised.is_file() else require_file(folder / f"{stem}.json", "an OpenToM question file")
 
 
 def _row(item, story, key: str, i: int, file: Path, meta_path: Path, genre: str, order: str,

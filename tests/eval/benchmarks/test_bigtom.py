@@ -1,0 +1,139 @@
+"""BigToM loader: 24 conditions generated from each `;`-separated scenario row as the release's
+generate_conditions.py does; two seeded-shuffled options; accuracy per condition."""
+import csv
+import json
+import shutil
+
+import pytest
+
+from eval.backends.base import ScriptedBackend
+from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.bigtom import BENCHMARK, CONDITIONS, VARIABLES, load
+from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return BENCHMARK.default_path()
+
+
+@pytest.fixture(scope="module")
+def scenarios(sample):
+    with open(sample / "bigtom.csv", newline="") as f:
+        return [r for r in csv.reader(f, delimiter=";") if r]
+
+
+@pytest.fixture(scope="module")
+def rows(sample):
+    return BENCHMARK.load_rows(sample)
+
+
+def run(rows, answer_of):
+    by_prompt = {}
+    for r in rows:
+        assert by_prompt.setdefault(json.dumps(r["prompt"]), answer_of(r)) == answer_of(r)
+    backend = ScriptedBackend(lambda conv: by_prompt[json.dumps(list(conv))])
+    completions = backend.generate([r["prompt"] for r in rows])
+    return BENCHMARK.metrics([record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)])
+
+
+def test_every_scenario_gives_24_questions(rows, scenarios):
+    assert len(scenarios) == 50 and len(rows) == 24 * len(scenarios)
+    assert len({r["id"] for r in rows}) == len(rows)
+    for r in rows:
+        validate_row(r)
+        assert r["source"] == "bigtom" and r["prompt"][0]["content"] == SYSTEM_PROMPT
+        assert r["answer_type"] == "choice" and len(r["choices"]) == 2 and "(A or B)" in user_text(r)
+
+
+def by_cell(rows, scenario, init, variable, condition):
+    return next(r for r in rows if meta(r)["scenario"] == scenario and meta(r)["init_belief"] == init
+                and meta(r)["variable"] == variable and meta(r)["condition"] == condition)
+
+
+def test_conditions_follow_the_release_generator(rows, scenarios):
+    s = scenarios[0]
+    sentences = s[0].split(".")
+    gold = lambda r: r["choices"][ord(r["answer"]) - 65]  # noqa: E731
+
+    tb = by_cell(rows, 1, "hidden", "forward_belief", "true_belief")
+    story = ".".join(sentences[:3]) + "." + sentences[4] + ". " + s[1]
+    assert f"Story:\n{story}\n" in user_text(tb) and sentences[3] not in user_text(tb)
+    assert gold(tb) == s[8]  # saw the event: the aware belief
+
+    fb = by_cell(rows, 1, "shown", "forward_belief", "false_belief")
+    assert sentences[3].strip() in user_text(fb) and s[2] in user_text(fb) and gold(fb) == s[11]
+
+    fa = by_cell(rows, 1, "shown", "forward_action", "false_belief")
+    assert s[7] in user_text(fa) and gold(fa) == s[13] and set(fa["choices"]) == {s[10], s[13]}
+
+    bb = by_cell(rows, 1, "hidden", "backward_belief", "true_belief")
+    assert s[3] in user_text(bb) and gold(bb) == s[8]
+
+    for condition in ("true_control", "false_control"):
+        ctl = by_cell(rows, 1, "hidden", "forward_belief", condition)
+        assert s[14] in user_text(ctl) and sentences[4].strip() not in user_text(ctl)
+        assert gold(ctl) == s[11]  # nothing relevant changed: the initial belief stays
+
+
+def test_perfect_answerer_scores_100(rows):
+    assert run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")["accuracy"] == 1.0
+    by_text = run(rows, lambda r: f"<think>t</think><answer>{r['choices'][ord(r['answer']) - 65]}</answer>")
+    assert by_text["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("letter", "AB")
+def test_constant_answerer_scores_share_of_its_letter(rows, letter):
+    metrics = run(rows, lambda r: f"<think>t</think><answer>{letter}</answer>")
+    share = sum(r["answer"] == letter for r in rows) / len(rows)
+    assert metrics["accuracy"] == pytest.approx(share) and 0.4 < share < 0.6
+
+
+def test_breakdown_per_condition(rows):
+    metrics = run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    assert set(metrics["by_condition"]) == set(CONDITIONS)
+    assert set(metrics["by_variable"]) == set(VARIABLES)
+    assert set(metrics["by_init_belief"]) == {"hidden", "shown"}
+    cells = metrics["by_variable_condition"]
+    assert len(cells) == 12 and all(v["n"] == 100 for v in cells.values())
+
+
+def test_option_order_is_seeded(sample, rows):
+    assert [r["answer"] for r in load(sample)] == [r["answer"] for r in rows]
+    assert [r["answer"] for r in load(sample, seed=7)] != [r["answer"] for r in rows]
+
+
+@pytest.fixture
+def copy(sample, tmp_path):
+    shutil.copy(sample / "bigtom.csv", tmp_path / "bigtom.csv")
+    return tmp_path / "bigtom.csv"
+
+
+def one_line_error(path):
+    with pytest.raises(BenchmarkFormatError) as e:
+        load(path)
+    assert "\n" not in str(e.value)
+    return str(e.value)
+
+
+def test_short_row_names_file_and_line(copy):
+    lines = copy.read_text().splitlines()
+    lines[2] = ";".join(lines[2].split(";")[:10])
+    copy.write_text("\n".join(lines) + "\n")
+    msg = one_line_error(copy)
+    assert "bigtom.csv: line 3: 10 ';'-separated columns" in msg
+
+
+def test_story_without_five_sentences_and_empty_column(copy):
+    lines = copy.read_text().splitlines()
+    cells = lines[4].split(";")
+    cells[0] = "Only one sentence here"
+    lines[4] = ";".join(cells)
+    copy.write_text("\n".join(lines) + "\n")
+    assert "bigtom.csv: line 5: column 0 (story)" in one_line_error(copy)
+    cells = lines[1].split(";")
+    cells[14] = " "
+    lines[4] = lines[0]
+    lines[1] = ";".join(cells)
+    copy.write_text("\n".join(lines) + "\n")
+    assert "bigtom.csv: line 2: column 14 (random_event) is empty" in one_line_error(copy)

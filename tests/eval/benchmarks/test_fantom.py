@@ -1,0 +1,161 @@
+"""FANToM loader: sets of belief (choice), answerability and info-accessibility (list, yes/no)
+and fact questions; the release's metrics and set-level 'ALL' score."""
+import json
+
+import pytest
+
+from eval.backends.base import ScriptedBackend
+from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.fantom import BENCHMARK, load, names_of
+from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return BENCHMARK.default_path()
+
+
+@pytest.fixture(scope="module")
+def sets(sample):
+    return json.loads((sample / "fantom_v1.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def rows(sample):
+    return BENCHMARK.load_rows(sample)
+
+
+def records(rows, answer_of):
+    by_prompt = {}
+    for r in rows:
+        assert by_prompt.setdefault(json.dumps(r["prompt"]), answer_of(r)) == answer_of(r)
+    backend = ScriptedBackend(lambda conv: by_prompt[json.dumps(list(conv))])
+    completions = backend.generate([r["prompt"] for r in rows])
+    return [record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)]
+
+
+def answer(text):
+    return f"<think>t</think><answer>{text}</answer>"
+
+
+def expected_count(sets, context):
+    n = 0
+    for s in sets:
+        n += (s["factQA"] is not None) + len(s["beliefQAs"])
+        n += (s["answerabilityQA_list"] is not None) + (s["infoAccessibilityQA_list"] is not None)
+        for qa in s["answerabilityQAs_binary"] + s["infoAccessibilityQAs_binary"]:
+            n += context == "full" or qa["correct_answer"] != "no:long"
+    return n
+
+
+def test_every_question_loads(sample, sets, rows):
+    assert len(rows) == expected_count(sets, "short") == 11
+    full = load(sample, context="full")
+    assert len(full) == expected_count(sets, "full") == 15
+    for r in rows + full:
+        validate_row(r)
+        assert r["source"] == "fantom" and r["prompt"][0]["content"] == SYSTEM_PROMPT
+    assert len({r["id"] for r in rows + full}) == len(rows) + len(full)
+    s = sets[0]
+    assert all(s["short_context"].strip() in user_text(r) for r in rows)
+    assert all(s["full_context"].strip() in user_text(r) for r in full)
+    kinds = {meta(r)["question_type"] for r in rows}
+    assert kinds == {"fact", "belief_choice", "answerability_list", "answerability_binary",
+                     "info_accessibility_list", "info_accessibility_binary"}
+
+
+def test_prompts_carry_target_question_and_information(sets, rows):
+    fact = sets[0]["factQA"]
+    for r in rows:
+        kind = meta(r)["question_type"]
+        if kind.startswith("answerability"):
+            assert f"Target question: {fact['question']}" in user_text(r)
+        if kind.startswith("info_accessibility"):
+            assert f"Information: {fact['question']} {fact['correct_answer']}" in user_text(r)
+
+
+def perfect(r):
+    return answer(r["answer"])
+
+
+def test_perfect_answerer_scores_100(rows, sample):
+    for rs in (rows, load(sample, context="full")):
+        m = BENCHMARK.metrics(records(rs, perfect))
+        for key in ("all", "belief_choice", "answerability_all", "answerability_list",
+                    "answerability_binary_f1", "info_accessibility_all", "info_accessibility_list",
+                    "info_accessibility_binary_f1", "fact_token_f1", "accuracy"):
+            assert m[key] == 1.0, key
+        assert m["control"]["belief_choice"] == 1.0
+        assert set(m["by_question_type"]) >= {"fact", "belief_choice"}
+        assert set(m["by_tom_type"]) == {"first-order", "second-order:accessible"}
+
+
+def test_list_answers_compare_sets_of_names(rows):
+    lst = next(r for r in rows if meta(r)["question_type"] == "answerability_list")
+    ok = lambda text: record_for(lst, answer(text), BENCHMARK)["correct"]  # noqa: E731
+    assert ok("Javier, Sara") and ok("Sara and Javier") and ok("sara; javier.")
+    assert not ok("Javier") and not ok("Javier, Sara, Gianna") and not ok("nobody")
+    rec = record_for(lst, answer("Javier, Gianna"), BENCHMARK)
+    assert rec["missed_aware"] and rec["included_unaware"]
+    assert names_of("Nobody.") == set() and names_of(None) is None
+
+
+def test_constant_answerers(rows):
+    binaries = [r for r in rows if meta(r)["question_type"].endswith("_binary")]
+    yes = BENCHMARK.metrics(records(rows, lambda r: answer("yes")))
+    for kind in ("answerability", "info_accessibility"):
+        golds = [r["answer"] for r in binaries if meta(r)["question_type"] == f"{kind}_binary"]
+        share = golds.count("yes") / len(golds)
+        # weighted F1 of always 'yes': only the yes class scores, 2p/(1+p) with p its share
+        assert yes[f"{kind}_binary_f1"] == pytest.approx(share * 2 * share / (1 + share))
+        assert yes[f"{kind}_list"] == 0.0 and yes[f"{kind}_all"] == 0.0
+    assert yes["all"] == 0.0 and yes["belief_choice"] == 0.0
+    beliefs = [r for r in rows if meta(r)["question_type"] == "belief_choice"
+               and meta(r)["accessibility"] == "inaccessible"]
+    for letter in "AB":
+        m = BENCHMARK.metrics(records(rows, lambda r: answer(letter)))
+        assert m["belief_choice"] == pytest.approx(sum(r["answer"] == letter for r in beliefs) / len(beliefs))
+        # a letter is no yes/no answer: an 'unparsed' class that matches no gold
+        assert m["answerability_binary_f1"] == m["info_accessibility_binary_f1"] == 0.0
+
+
+def test_fact_token_f1(rows):
+    fact = next(r for r in rows if meta(r)["question_type"] == "fact")
+    rec = record_for(fact, answer("Sara and Javier discussed training"), BENCHMARK)
+    # gold has 12 tokens, 5 of the 5 answer tokens are in it: P = 1, R = 5/12
+    assert rec["token_f1"] == pytest.approx(2 * (5 / 12) / (1 + 5 / 12))
+
+
+def test_all_score_needs_every_question_of_the_set(rows):
+    flip = next(r["id"] for r in rows if meta(r)["question_type"] == "info_accessibility_binary")
+
+    def answer_of(r):
+        if r["id"] == flip:
+            return answer("yes" if r["answer"] == "no" else "no")
+        return perfect(r)
+
+    m = BENCHMARK.metrics(records(rows, answer_of))
+    assert m["all"] == 0.0 and m["info_accessibility_all"] == 0.0
+    assert m["answerability_all"] == 1.0 and m["belief_choice"] == 1.0
+
+
+def one_line_error(path, sets, change):
+    broken = json.loads(json.dumps(sets))
+    change(broken[0])
+    path.write_text(json.dumps(broken, indent=4))
+    with pytest.raises(BenchmarkFormatError) as e:
+        load(path)
+    assert "\n" not in str(e.value) and "fantom_v1.json" in str(e.value)
+    return str(e.value)
+
+
+def test_corrupt_records_name_record_and_field(tmp_path, sets):
+    path = tmp_path / "fantom_v1.json"
+    assert "record 0: missing field 'set_id'" in one_line_error(path, sets, lambda s: s.pop("set_id"))
+    msg = one_line_error(path, sets, lambda s: s["infoAccessibilityQAs_binary"][1].update(correct_answer="maybe"))
+    assert "record 0 infoAccessibilityQAs_binary[1]: field 'correct_answer'" in msg
+    msg = one_line_error(path, sets, lambda s: s["beliefQAs"][0].pop("wrong_answer"))
+    assert "record 0 beliefQAs[0]: missing field 'wrong_answer'" in msg
+    path.write_text("[{")
+    with pytest.raises(BenchmarkFormatError, match=r"fantom_v1\.json: line 1: invalid JSON"):
+        load(path)
