@@ -1,0 +1,5 @@
+import sys
+
+from exploretom.cli import main
+
+sys.exit(main())

@@ -1,0 +1,150 @@
+"""`python -m exploretom label | sample | stats`: the data commands (contracts, see README)."""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from exploretom.action_sets import ACTION_SETS, Conditions
+from exploretom.jsonl import Appender, InputError, iter_lines, read_jsonl, resume
+from exploretom.label import label_line, story_text
+from exploretom.questions import generate_questions
+from exploretom.sampler import ConditionsUnreachable, sample_story
+
+
+class UsageError(ValueError):
+    """A bad argument; printed as one line."""
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise UsageError(f"--shard must look like i/n (e.g. 0/4), got {text!r}") from None
+    if not 0 <= i < n:
+        raise UsageError(f"--shard {text}: need 0 <= i < n")
+    return i, n
+
+
+def story_id(cond: Conditions, seed: int, k: int) -> str:
+    asym = "-asym" if cond.asymmetric else ""
+    return (f"{cond.action_set}{asym}-p{cond.people}-m{cond.moves}-r{cond.rooms}"
+            f"-n{cond.max_actions}-s{seed}-{k:06d}")
+
+
+def sample_one(cond: Conditions, seed: int, k: int, label: bool, max_order: int) -> dict[str, Any]:
+    """Story number k of a run: its own random stream, so shards and re-runs agree."""
+    rng = random.Random(f"{seed}:{k}")
+    story, tracker = sample_story(cond, rng, story_id(cond, seed, k), max_order=max_order)
+    out = story.to_json()
+    if label:
+        out["text"] = story_text(tracker)
+        out["questions"] = generate_questions(tracker)
+    return out
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    try:
+        cond = Conditions(args.action_set, args.people, args.moves, args.rooms, args.max_actions,
+                          args.asymmetric, args.max_asymmetric)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    shard_i, shard_n = parse_shard(args.shard)
+    done = resume(args.output)
+    todo = [k for k in range(args.n) if k % shard_n == shard_i
+            and story_id(cond, args.seed, k) not in done]
+    start = time.perf_counter()
+    with Appender(args.output) as out:
+        for k in _progress(todo, "sampling", args.quiet):
+            out.write(sample_one(cond, args.seed, k, args.label, args.max_order))
+    secs = time.perf_counter() - start
+    if not args.quiet:
+        print(f"wrote {len(todo)} stories to {args.output} ({len(done)} already there) "
+              f"in {secs:.1f}s", file=sys.stderr)
+    return 0
+
+
+def cmd_label(args: argparse.Namespace) -> int:
+    Path(args.output).unlink(missing_ok=True)  # labelling is fast: always a fresh file
+    n = errors = questions = 0
+    with Appender(args.output) as out:
+        for line_no, line in iter_lines(args.input):
+            result = label_line(line, args.max_order, line_no)
+            n += 1
+            if "error" in result:
+                errors += 1
+                print(f"{args.input}: {result['error']}", file=sys.stderr)
+            else:
+                questions += len(result["questions"])
+            out.write(result)
+    print(f"labelled {n - errors} of {n} stories ({questions} questions, {errors} errors) "
+          f"-> {args.output}", file=sys.stderr)
+    return 1 if (args.strict and errors) else 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from exploretom.stats import format_stats, story_stats
+
+    print(format_stats(story_stats(read_jsonl(args.input))))
+    return 0
+
+
+def _progress(items: list, desc: str, quiet: bool):
+    if quiet or len(items) < 50:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, unit="story", file=sys.stderr)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m exploretom", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("label", help="add rendered text and questions to story structures")
+    p.add_argument("input", help="JSONL of story structures (STORY_FORMAT.md)")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--max-order", type=int, default=2, help="highest belief order (default 2)")
+    p.add_argument("--strict", action="store_true", help="exit non-zero if any story is invalid")
+    p.set_defaults(func=cmd_label)
+
+    p = sub.add_parser("sample", help="random valid stories meeting user conditions")
+    p.add_argument("--action-set", required=True, choices=list(ACTION_SETS))
+    p.add_argument("--asymmetric", action="store_true", help="one action gets a peeker or a "
+                   "distracted witness")
+    p.add_argument("--max-asymmetric", type=int, default=1)
+    p.add_argument("--people", type=int, required=True)
+    p.add_argument("--moves", type=int, required=True, help="number of important actions")
+    p.add_argument("--rooms", type=int, required=True)
+    p.add_argument("--max-actions", type=int, required=True)
+    p.add_argument("-n", type=int, required=True, help="number of stories")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--label", action="store_true", help="also write text and questions")
+    p.add_argument("--max-order", type=int, default=2)
+    p.add_argument("--shard", default="0/1", help="i/n: write only stories k with k %% n == i")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("stats", help="counts of stories and questions in a labelled JSONL")
+    p.add_argument("input")
+    p.set_defaults(func=cmd_stats)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "max_order", 2) < 1:
+        print("error: --max-order must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except (UsageError, InputError, ConditionsUnreachable, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: re-run the same command to continue", file=sys.stderr)
+        return 130

@@ -1,0 +1,89 @@
+"""JSON Lines files written incrementally and resumed after any interruption.
+
+A killed writer can leave a partial last line; `resume` cuts it off and returns the ids already
+written, so a re-run appends exactly what is missing: nothing lost, nothing duplicated.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+
+class InputError(ValueError):
+    """Bad input file: the message names the file and line."""
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of the non-empty lines of a file; InputError if unreadable."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such file")
+    try:
+        with open(p, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if line.strip():
+                    yield n, line
+    except UnicodeDecodeError as e:
+        raise InputError(f"{p}: not a UTF-8 text file ({e.reason})") from None
+
+
+def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    for n, line in iter_lines(path):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}: line {n}: invalid JSON ({e.msg})") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}: line {n}: expected a JSON object")
+        yield obj
+
+
+def resume(path: str | Path) -> set[Any]:
+    """Ids already in `path` (after dropping a partial last line); empty if it does not exist."""
+    p = Path(path)
+    if not p.exists():
+        return set()
+    with open(p, "rb+") as f:
+        data = f.read()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            f.seek(cut)
+            f.truncate()
+            data = data[:cut]
+    done = set()
+    for line in data.decode("utf-8").splitlines():
+        if line.strip():
+            try:
+                done.add(json.loads(line).get("id"))
+            except (json.JSONDecodeError, AttributeError):
+                continue
+    return done
+
+
+class Appender:
+    """Append JSON objects one line at a time, flushed so a crash loses at most one line."""
+
+    def __init__(self, path: str | Path, fsync_every: int = 200) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._f = open(path, "a", encoding="utf-8")
+        self._every, self._n = fsync_every, 0
+
+    def write(self, obj: dict[str, Any]) -> None:
+        self._f.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self._f.flush()
+        self._n += 1
+        if self._n % self._every == 0:
+            os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        self._f.flush()
+        os.fsync(self._f.fileno())
+        self._f.close()
+
+    def __enter__(self) -> "Appender":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,231 @@
+"""Random valid stories that meet the user conditions (the paper's isDesired).
+
+`StorySampler.step` appends one random valid action to a tracker; a story is a random walk of
+steps, steered towards the conditions (missing people, rooms, important and distinguishing
+actions) and retried until `Conditions.is_desired` holds. The A* search reuses `step` to
+expand nodes and to sample the random continuations of its heuristic.
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from exploretom.action_sets import (CHIT_PRIVATE, CHIT_PUBLIC, IMPORTANT, INFO_PRIVATE,
+                                    INFO_PUBLIC, Conditions, kind_of)
+from exploretom.lexicon import Context, sample_context
+from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
+                              MOVE_ROOM, PRIVATE, ROOM_LOCATION, UPDATE_STATE, Action, Story,
+                              Topic)
+from exploretom.tracker import StoryError, Tracker
+
+# Relative odds of each kind in a step (communication kinds share one unit between their
+# private and public forms, as in the paper's info-* and chitChat-*).
+KIND_WEIGHTS = {ENTER: 1.0, LEAVE: 1.0, MOVE_CONTAINER: 1.0, UPDATE_STATE: 1.0, MOVE_ROOM: 1.0,
+                INFO_PRIVATE: 0.5, INFO_PUBLIC: 0.5, CHIT_PRIVATE: 0.5, CHIT_PUBLIC: 0.5}
+STOP_PROBABILITY = 0.6  # once the conditions hold, chance of ending the story at each step
+MODIFIER_PROBABILITY = 0.3  # chance that an eligible action gets a peeker or a distraction
+
+
+class ConditionsUnreachable(RuntimeError):
+    """No story meeting the conditions was found within the retry budget."""
+
+
+@dataclass
+class Progress:
+    """Counters the walk steers by (kept in step with the tracker's actions)."""
+
+    important: int = 0
+    asymmetric: int = 0
+
+    def add(self, action: Action) -> None:
+        self.important += kind_of(action) in IMPORTANT
+        self.asymmetric += action.is_asymmetric
+
+    @classmethod
+    def of(cls, actions) -> "Progress":
+        p = cls()
+        for a in actions:
+            p.add(a)
+        return p
+
+
+class StorySampler:
+    def __init__(self, conditions: Conditions, context: Context, rng: random.Random,
+                 max_order: int = 2) -> None:
+        self.cond = conditions
+        self.ctx = context
+        self.rng = rng
+        self.max_order = max_order
+        self.kinds = [k for k in KIND_WEIGHTS if k in conditions.aset.kinds]
+        if MOVE_ROOM in self.kinds and len(context.rooms) < 2:
+            self.kinds.remove(MOVE_ROOM)
+
+    # ---------------------------------------------------------------- candidates per kind
+    def _in_rooms(self, t: Tracker) -> list[tuple[str, str]]:
+        return [(p, t.person_room[p]) for p in t.people if t.person_room.get(p)]
+
+    def _object_here(self, t: Tracker, room: str) -> bool:
+        loc = t.belief((), ("loc", self.ctx.object))
+        return loc is None or loc[0] == room
+
+    def candidates(self, t: Tracker, kind: str) -> list[Action]:
+        ctx, obj = self.ctx, self.ctx.object
+        if kind == ENTER:
+            return [Action(ENTER, p, room=r) for p in ctx.people for r in ctx.rooms
+                    if t.person_room.get(p) != r]
+        if kind == LEAVE:
+            return [Action(LEAVE, p, room=r) for p, r in self._in_rooms(t)]
+        if kind == MOVE_CONTAINER:
+            loc = t.belief((), ("loc", obj))
+            return [Action(MOVE_CONTAINER, p, object=obj, container=c)
+                    for p, r in self._in_rooms(t) if loc is None or loc[0] == r
+                    for c in ctx.containers
+                    if t.container_room.get(c, r) == r and (loc is None or loc[1] != c)]
+        if kind == MOVE_ROOM:
+            return [Action(MOVE_ROOM, p, object=obj, room=dest)
+                    for p, r in self._in_rooms(t) if self._object_here(t, r)
+                    for dest in ctx.rooms if dest != r]
+        if kind == UPDATE_STATE:
+            return [Action(UPDATE_STATE, p, object=obj, state_type=u.state_type,
+                           state_value=u.state_value, text=u.text.format(person=p),
+                           visible=u.visible)
+                    for p, r in self._in_rooms(t) if self._object_here(t, r)
+                    for u in ctx.state_updates
+                    if t.belief((), ("state", obj, u.state_type)) != u.state_value]
+        if kind in (INFO_PRIVATE, INFO_PUBLIC):
+            out = []
+            for s in ctx.people:
+                room, container = t.location((s,), obj)
+                claims = [(ROOM_LOCATION, room)] if room else []
+                if container:
+                    claims.append((CONTAINER_LOCATION, container))
+                if not claims:
+                    continue
+                prop, value = self.rng.choice(claims)
+                topic = Topic("world_state", entity=obj, property=prop, value=value)
+                out += self._communications(t, kind == INFO_PRIVATE, s, topic)
+            return out
+        if kind in (CHIT_PRIVATE, CHIT_PUBLIC):
+            out = []
+            for s in ctx.people:
+                topic = Topic("abstract", topic=self.rng.choice(ctx.topics))
+                out += self._communications(t, kind == CHIT_PRIVATE, s, topic)
+            return out
+        raise ValueError(f"unknown kind {kind!r}")
+
+    def _communications(self, t: Tracker, private: bool, s: str, topic: Topic) -> list[Action]:
+        if private:
+            return [Action(PRIVATE, s, listener=lst, topic=topic) for lst in self.ctx.people
+                    if lst != s]
+        room = t.person_room.get(s)
+        if room and len(t.people_in(room)) >= 2:
+            return [Action(BROADCAST, s, topic=topic)]
+        return []
+
+    # ---------------------------------------------------------------- modifiers
+    def witnesses(self, t: Tracker, a: Action) -> set[str]:
+        if a.type == PRIVATE:
+            return {a.person, a.listener}
+        room = t.person_room.get(a.person)
+        w = set(t.people_in(room)) if room else set()
+        if a.type == ENTER:
+            w |= set(t.people_in(a.room))
+        return w
+
+    def _with_modifier(self, t: Tracker, a: Action) -> Action:
+        w = self.witnesses(t, a)
+        peekers = [p for p in self.ctx.people if p not in w]
+        distracted = [p for p in self.ctx.people if p in w and p != a.person]
+        options = [("peeking", p) for p in peekers] + [("distracted", p) for p in distracted]
+        if not options:
+            return a
+        field, who = self.rng.choice(options)
+        return dataclasses.replace(a, **{field: (who,)})
+
+    # ---------------------------------------------------------------- walking
+    def _kind_weights(self, t: Tracker, prog: Progress) -> list[tuple[str, float]]:
+        cond = self.cond
+        unmet_groups = [g for g in cond.aset.distinguishing
+                        if not any(kind_of(a) in g for a in t.actions)]
+        out = []
+        for k in self.kinds:
+            w = KIND_WEIGHTS[k]
+            if k in IMPORTANT and prog.important >= cond.moves:
+                continue
+            if any(k in g for g in unmet_groups):
+                w *= 3.0
+            out.append((k, w))
+        return out
+
+    def step(self, t: Tracker, prog: Progress) -> Action | None:
+        """Append one random valid action to `t` (and `prog`); None when no kind has one."""
+        weighted = self._kind_weights(t, prog)
+        while weighted:
+            kinds, weights = zip(*weighted)
+            kind = self.rng.choices(kinds, weights)[0]
+            options = self.candidates(t, kind)
+            self.rng.shuffle(options)
+            for a in self._prefer_new(t, options):
+                if (self.cond.asymmetric and a.type != MOVE_ROOM
+                        and prog.asymmetric < self.cond.max_asymmetric
+                        and self.rng.random() < self._modifier_odds(t, prog, a)):
+                    a = self._with_modifier(t, a)
+                try:
+                    t.apply(a)
+                except StoryError:
+                    continue
+                prog.add(a)
+                return a
+            weighted = [(k, w) for k, w in weighted if k != kind]
+        return None
+
+    def _modifier_odds(self, t: Tracker, prog: Progress, a: Action) -> float:
+        if prog.asymmetric == 0 and len(t.actions) >= self.cond.max_actions - 2:
+            return 1.0  # the story is about to end without its asymmetric action
+        return MODIFIER_PROBABILITY if kind_of(a) not in (ENTER, LEAVE) else MODIFIER_PROBABILITY / 3
+
+    def _prefer_new(self, t: Tracker, options: list[Action]) -> Iterator[Action]:
+        """Options that bring in a person or room the story still lacks come first."""
+        people = set(t.people)
+        rooms = set(t.rooms())
+        need_people = len(people) < self.cond.people
+        need_rooms = len(rooms) < self.cond.rooms
+
+        def fresh(a: Action) -> bool:
+            return ((need_people and any(p not in people for p in a.people()))
+                    or (need_rooms and a.type in (ENTER, MOVE_ROOM) and a.room not in rooms))
+
+        yield from (a for a in options if fresh(a))
+        yield from (a for a in options if not fresh(a))
+
+    def walk(self, tracker: Tracker | None = None) -> Tracker | None:
+        """Continue (or start) a story until it meets the conditions; None on a dead end."""
+        t = tracker.copy() if tracker is not None else Tracker(self.max_order)
+        prog = Progress.of(t.actions)
+        while len(t.actions) < self.cond.max_actions:
+            if self.step(t, prog) is None:
+                return None
+            if self.cond.is_desired(t.actions) and self.rng.random() < STOP_PROBABILITY:
+                return t
+        return t if self.cond.is_desired(t.actions) else None
+
+
+def sample_story(cond: Conditions, rng: random.Random, story_id: Any, max_order: int = 2,
+                 max_tries: int = 2000, containers: int = 3) -> tuple[Story, Tracker]:
+    """One story meeting `cond` in a fresh random context, with the tracker that ran it."""
+    for _ in range(max_tries):
+        ctx = sample_context(rng, cond.people, cond.rooms, containers=containers)
+        t = StorySampler(cond, ctx, rng, max_order).walk()
+        if t is not None:
+            story = Story(id=story_id, actions=tuple(t.actions), context=ctx.to_json(),
+                          extra={"action_set": cond.action_set, "asymmetric": cond.asymmetric,
+                                 "conditions": conditions_json(cond)})
+            return story, t
+    raise ConditionsUnreachable(f"no story met the conditions in {max_tries} tries: {cond}")
+
+
+def conditions_json(cond: Conditions) -> dict[str, Any]:
+    return {"people": cond.people, "moves": cond.moves, "rooms": cond.rooms,
+            "max_actions": cond.max_actions, "max_asymmetric": cond.max_asymmetric}

@@ -1,0 +1,52 @@
+"""Counts over a labelled story file: stories per action set, questions per type and order,
+interesting and false-belief rates."""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any, Iterable
+
+
+def story_stats(stories: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    n = errors = actions = 0
+    by_set: Counter = Counter()
+    by_type: Counter = Counter()
+    by_order: Counter = Counter()
+    flags: dict[str, Counter] = defaultdict(Counter)  # per order: interesting, false_belief
+    for s in stories:
+        if "error" in s:
+            errors += 1
+            continue
+        n += 1
+        actions += len(s.get("actions", []))
+        by_set[s.get("action_set", "?") + ("+asym" if s.get("asymmetric") else "")] += 1
+        for q in s.get("questions", []):
+            by_type[f"{q['kind']}/{q['property']}"] += 1
+            by_order[q["order"]] += 1
+            flags[q["order"]]["interesting"] += bool(q["interesting"])
+            flags[q["order"]]["false_belief"] += bool(q["false_belief"])
+    total = sum(by_order.values())
+    return {
+        "stories": n, "errors": errors, "mean_actions": actions / n if n else 0.0,
+        "by_action_set": dict(sorted(by_set.items())),
+        "questions": total,
+        "by_type": dict(sorted(by_type.items())),
+        "by_order": {o: {"n": by_order[o],
+                         "interesting": flags[o]["interesting"] / by_order[o],
+                         "false_belief": flags[o]["false_belief"] / by_order[o]}
+                     for o in sorted(by_order)},
+        "interesting_rate": sum(f["interesting"] for f in flags.values()) / total if total else 0,
+        "false_belief_rate": sum(f["false_belief"] for f in flags.values()) / total if total else 0,
+    }
+
+
+def format_stats(st: dict[str, Any]) -> str:
+    lines = [f"stories: {st['stories']}  (invalid: {st['errors']}, mean actions "
+             f"{st['mean_actions']:.1f})", "", "stories by action set:"]
+    lines += [f"  {k:<12} {v:>7}" for k, v in st["by_action_set"].items()]
+    lines += ["", f"questions: {st['questions']}  (interesting {st['interesting_rate']:.1%}, "
+              f"false belief {st['false_belief_rate']:.1%})", "", "questions by type:"]
+    lines += [f"  {k:<40} {v:>8}" for k, v in st["by_type"].items()]
+    lines += ["", "questions by order:       n   interesting  false belief"]
+    lines += [f"  order {o:<10} {v['n']:>9}   {v['interesting']:>10.1%}  {v['false_belief']:>11.1%}"
+              for o, v in st["by_order"].items()]
+    return "\n".join(lines)
