@@ -1,0 +1,176 @@
+"""`python -m eval`: run suites, compare runs, rebuild reports, list benchmarks and suites.
+
+    python -m eval run tom --model runs/grpo/final --backend hf --limit 100
+    python -m eval run tomi,hitom --model Qwen/Qwen2.5-7B-Instruct --backend vllm -O tensor_parallel_size=2
+    python -m eval run configs/eval/iq.yaml --model gpt-4o --backend openai --data aime2025=/data/aime
+    python -m eval compare runs/eval/base/tom/results.json runs/eval/trained/tom/results.json -o cmp/
+    python -m eval report runs/eval/base/tom/results.json
+    python -m eval list
+
+Expected failures (missing or malformed files, unknown names, invalid suites, a backend that
+cannot start) print one line `error: ...` and exit with status 2; an interrupted run exits 130 and
+continues where it stopped when the same command is run again.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+class CliError(ValueError):
+    pass
+
+
+def _pairs(values: Sequence[str] | None, flag: str, parse_values: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in values or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CliError(f"{flag} expects KEY=VALUE, got {item!r}")
+        out[key.strip()] = yaml.safe_load(value) if parse_values else value
+    return out
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", text).strip("-") or "model"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m eval",
+                                description="Evaluate models on ToM, EI and IQ benchmarks.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="evaluate a model on a suite or on named benchmarks")
+    run.add_argument("suite", nargs="+", metavar="SUITE_OR_NAMES",
+                     help="a suite YAML, a suite name from configs/eval (tom, ei, iq, all, "
+                          "tom-synth-paper, exploretom-paper) or benchmark names (tomi,hitom)")
+    run.add_argument("--model", required=True, help="local path, hub id or API model name")
+    run.add_argument("--backend", default="hf", help="hf, vllm, openai or anthropic (default hf)")
+    run.add_argument("-O", "--backend-option", action="append", metavar="KEY=VALUE",
+                     help="backend constructor option, repeatable (batch_size=16, dtype=bfloat16, "
+                          "base_url=http://localhost:8000/v1, tensor_parallel_size=2)")
+    run.add_argument("--limit", type=int, help="at most N rows per benchmark")
+    run.add_argument("-o", "--output", help="output folder (default runs/eval/<label>/<suite>)")
+    run.add_argument("--data", action="append", metavar="NAME=PATH",
+                     help="a benchmark's data in its release format, repeatable")
+    run.add_argument("--label", help="the run's name in tables (default: the model's name)")
+    gen = run.add_argument_group("generation (override the suite)")
+    gen.add_argument("--max-new-tokens", type=int)
+    gen.add_argument("--temperature", type=float, help="0 = greedy (the default)")
+    gen.add_argument("--top-p", type=float)
+    gen.add_argument("--n", type=int, help="samples per prompt; metrics are the mean over samples")
+    gen.add_argument("--seed", type=int)
+    gen.add_argument("--stop", action="append", help="stop string, repeatable")
+    run.add_argument("--fresh", action="store_true", help="ignore cached samples and start over")
+    run.add_argument("--skip-missing", action="store_true",
+                     help="leave out benchmarks with no data at their default place instead of failing")
+    run.add_argument("--no-progress", action="store_true", help="no progress bars")
+    run.add_argument("--no-report", action="store_true", help="write results.json and samples only")
+
+    cmp = sub.add_parser("compare", help="table of several runs with deltas against the first")
+    cmp.add_argument("results", nargs="+", help="results.json files (or their folders)")
+    cmp.add_argument("-o", "--output", help="write compare.md, compare.html and charts here")
+
+    rep = sub.add_parser("report", help="rebuild report.md/report.html from results")
+    rep.add_argument("results", nargs="+", help="results.json files (or their folders)")
+    rep.add_argument("-o", "--output", help="folder (default: the first results file's folder)")
+
+    sub.add_parser("list", help="list benchmarks (with their default data) and suites")
+    return p
+
+
+def _run(args: argparse.Namespace) -> int:
+    from eval.backends import load_backend
+    from eval.runner import load_tasks, run_suite
+    from eval.suites import resolve_suite
+
+    suite = resolve_suite(args.suite)
+    if args.limit is not None and args.limit < 1:
+        raise CliError(f"--limit must be >= 1, got {args.limit}")
+    overrides = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature,
+                 "top_p": args.top_p, "n": args.n, "seed": args.seed,
+                 "stop": tuple(args.stop) if args.stop else None}
+    data = _pairs(args.data, "--data", parse_values=False)
+    options = _pairs(args.backend_option, "--backend-option", parse_values=True)
+    # check every input before the (possibly slow) model load
+    load_tasks(suite, limit=args.limit, data=data, overrides=overrides,
+               skip_missing=args.skip_missing, log=lambda message: None)
+    backend = load_backend(args.backend, args.model, **options)
+    label = args.label or Path(str(args.model).rstrip("/")).name or str(args.model)
+    output = Path(args.output) if args.output else Path("runs/eval") / _slug(label) / _slug(suite.name)
+    try:
+        results = run_suite(suite, backend, output, limit=args.limit, data=data, overrides=overrides,
+                            label=label, fresh=args.fresh, skip_missing=args.skip_missing,
+                            progress=not args.no_progress,
+                            report=not args.no_report)
+    finally:
+        backend.close()
+    from eval.report import build_table, table_markdown
+
+    print(table_markdown(build_table([results])))
+    print(f"\nwrote {output / 'results.json'}" + ("" if args.no_report else
+          f", {output / 'report.md'} and {output / 'report.html'}"))
+    return 0
+
+
+def _list() -> int:
+    from eval.benchmarks import BENCHMARKS, get_benchmark
+    from eval.suites import SUITES_DIR, available_suites, load_suite_file
+
+    print("benchmarks:")
+    for name in BENCHMARKS:
+        try:
+            b = get_benchmark(name)
+            where = b.default_path()
+            print(f"  {name:<13} {b.category:<4} default data {where}"
+                  + ("" if where.exists() else " (missing)"))
+        except (ImportError, KeyError) as e:
+            print(f"  {name:<13} unavailable ({e})")
+    print("suites:")
+    for name in available_suites():
+        suite = load_suite_file(SUITES_DIR / f"{name}.yaml")
+        print(f"  {name:<17} {', '.join(b.name for b in suite.benchmarks)}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from eval.backends import BackendError
+    from eval.benchmarks import UnknownBenchmark
+
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "compare":
+            from eval.compare import compare
+
+            print(compare(args.results, args.output))
+            if args.output:
+                print(f"\nwrote {Path(args.output) / 'compare.md'} and {Path(args.output) / 'compare.html'}")
+            return 0
+        if args.command == "report":
+            from eval.report import write_report
+            from eval.results import load_results
+
+            runs = [load_results(p) for p in args.results]
+            out = Path(args.output) if args.output else Path(runs[0]["_path"]).parent
+            written = write_report(runs, out, deltas=len(runs) > 1)
+            print("wrote " + ", ".join(str(p) for p in written.values()))
+            return 0
+        return _list()
+    except KeyboardInterrupt:
+        print("interrupted: answers so far are saved; run the same command again to continue",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (ValueError, OSError, UnknownBenchmark, BackendError, ImportError) as e:
+        message = " ".join(str(e).split()) or type(e).__name__
+        print(f"error: {message}", file=sys.stderr)
+        return EXIT_ERROR

@@ -1,0 +1,160 @@
+"""Suites: which benchmarks to run, on which data, with which generation settings.
+
+A suite is a YAML file in `configs/eval/` (or anywhere):
+
+    name: tom
+    description: Theory of Mind benchmarks
+    generation: {max_new_tokens: 2048}        # defaults for every benchmark of the suite
+    benchmarks:
+      - tomi                                   # a name alone: its sample in ../shared/benchmarks
+      - name: hitom
+        data: /data/Hi-ToM/Hi-ToM_data.json    # a file or folder in the release format
+        limit: 500
+        generation: {max_new_tokens: 4096}     # overrides the suite's defaults
+
+Settings resolve as: command line > benchmark entry > suite > `GenerationConfig` defaults.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from eval.backends.base import GenerationConfig
+from eval.benchmarks import BENCHMARKS
+from eval.benchmarks.base import REPO_ROOT
+
+SUITES_DIR = REPO_ROOT / "configs" / "eval"
+
+
+class SuiteError(ValueError):
+    """A suite that cannot be used; the message is one line naming the file and the field."""
+
+
+class GenerationSettings(BaseModel):
+    """Any subset of `GenerationConfig`'s fields; unset ones fall through to the next level."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_new_tokens: Optional[int] = Field(None, ge=1)
+    temperature: Optional[float] = Field(None, ge=0)
+    top_p: Optional[float] = Field(None, gt=0, le=1)
+    n: Optional[int] = Field(None, ge=1)
+    seed: Optional[int] = None
+    stop: Optional[list[str]] = None
+
+    def given(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+
+class BenchmarkEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    data: Optional[str] = None  # file or folder in the benchmark's release format
+    limit: Optional[int] = Field(None, ge=1)
+    generation: GenerationSettings = GenerationSettings()
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        if name not in BENCHMARKS:
+            raise ValueError(f"unknown benchmark {name!r}; choose from: {', '.join(BENCHMARKS)}")
+        return name
+
+    @field_validator("data")
+    @classmethod
+    def _expand(cls, data: Optional[str]) -> Optional[str]:
+        return os.path.expanduser(os.path.expandvars(data)) if data else None
+
+
+class Suite(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    generation: GenerationSettings = GenerationSettings()
+    benchmarks: list[BenchmarkEntry] = Field(min_length=1)
+
+    @field_validator("benchmarks", mode="before")
+    @classmethod
+    def _names_alone(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @model_validator(mode="after")
+    def _unique(self) -> "Suite":
+        names = [b.name for b in self.benchmarks]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"benchmark(s) listed twice: {', '.join(dupes)}")
+        return self
+
+    def generation_for(self, entry: BenchmarkEntry | None = None,
+                       overrides: dict[str, Any] | None = None) -> GenerationConfig:
+        """The settings of one benchmark (or, with no entry, the suite's own defaults)."""
+        given = entry.generation.given() if entry else {}
+        settings = {**self.generation.given(), **given,
+                    **{k: v for k, v in (overrides or {}).items() if v is not None}}
+        if "stop" in settings:
+            settings["stop"] = tuple(settings["stop"])
+        return GenerationConfig(**settings)
+
+
+def _one_line(error: ValidationError, where: str) -> str:
+    first = error.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    msg = first["msg"].removeprefix("Value error, ")
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{where}: field {loc}: {msg}{more}"
+
+
+def load_suite_file(path: str | Path) -> Suite:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SuiteError(f"{path}: no such file") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f" line {mark.line + 1}" if mark else ""
+        raise SuiteError(f"{path}:{at} not valid YAML ({getattr(e, 'problem', None) or e})") from None
+    if not isinstance(data, dict):
+        raise SuiteError(f"{path}: expected a mapping with 'name' and 'benchmarks'")
+    data.setdefault("name", path.stem)
+    try:
+        return Suite.model_validate(data)
+    except ValidationError as e:
+        raise SuiteError(_one_line(e, str(path))) from None
+
+
+def available_suites() -> list[str]:
+    return sorted(p.stem for p in SUITES_DIR.glob("*.yaml"))
+
+
+def resolve_suite(specs: list[str] | str) -> Suite:
+    """A suite from a YAML path, a suite name in configs/eval/, or benchmark names (given as
+    separate arguments and/or comma-separated)."""
+    if isinstance(specs, str):
+        specs = [specs]
+    if len(specs) == 1:
+        spec = specs[0]
+        if spec.endswith((".yaml", ".yml")) or os.sep in spec:
+            return load_suite_file(spec)
+        if (SUITES_DIR / f"{spec}.yaml").is_file():
+            return load_suite_file(SUITES_DIR / f"{spec}.yaml")
+    names = [n.strip() for s in specs for n in s.split(",") if n.strip()]
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown or not names:
+        raise SuiteError(
+            f"unknown benchmark or suite {', '.join(map(repr, unknown)) or '(none given)'}; "
+            f"suites: {', '.join(available_suites())}; benchmarks: {', '.join(BENCHMARKS)}"
+        )
+    try:
+        return Suite(name="+".join(names), benchmarks=[{"name": n} for n in names])
+    except ValidationError as e:
+        raise SuiteError(_one_line(e, "command line")) from None
