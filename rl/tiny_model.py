@@ -16,7 +16,8 @@ Choices that matter downstream (see ../shared/STACK.md):
 Command line:
     python -m rl.tiny_model --corpus stories.jsonl [more files] -o runs/tiny-model [--vocab-size 512 ...]
 The corpus files may be JSONL in the row contract (the prompt messages and the answer are used),
-JSONL of stories (their "text" field) or plain text (one passage per line).
+JSONL of stories (their "text" field), plain text (one passage per line), or an exported dataset
+folder (save_to_disk, or a folder with train.jsonl), of which the train split is read.
 """
 from __future__ import annotations
 
@@ -58,8 +59,11 @@ class CorpusError(ValueError):
 def read_corpus(paths: Iterable[str | Path]) -> Iterator[str]:
     """Yield training texts from corpus files (row-contract JSONL, story JSONL or plain text)."""
     for path in map(Path, paths):
+        if path.is_dir():
+            yield from _folder_texts(path)
+            continue
         if not path.is_file():
-            raise CorpusError(f"{path}: no such file")
+            raise CorpusError(f"{path}: no such file or folder")
         is_jsonl = path.suffix in (".jsonl", ".json")
         with path.open(encoding="utf-8") as f:
             for lineno, line in enumerate(f, 1):
@@ -74,6 +78,24 @@ def read_corpus(paths: Iterable[str | Path]) -> Iterator[str]:
                 except json.JSONDecodeError as e:
                     raise CorpusError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
                 yield from _texts_of(record, f"{path}:{lineno}")
+
+
+def _folder_texts(path: Path) -> Iterator[str]:
+    """Texts of an exported dataset folder: its `train` split (save_to_disk or train.jsonl)."""
+    if (path / "dataset_dict.json").is_file() or (path / "state.json").is_file():
+        from datasets import DatasetDict, load_from_disk
+
+        ds = load_from_disk(str(path))
+        if isinstance(ds, DatasetDict):
+            if "train" not in ds:
+                raise CorpusError(f"{path}: no train split (has {', '.join(ds)})")
+            ds = ds["train"]
+        for i, record in enumerate(ds):
+            yield from _texts_of(record, f"{path} record {i}")
+    elif (path / "train.jsonl").is_file():
+        yield from read_corpus([path / "train.jsonl"])
+    else:
+        raise CorpusError(f"{path}: a folder must be a save_to_disk dataset or hold train.jsonl")
 
 
 def _texts_of(record: object, where: str) -> Iterator[str]:

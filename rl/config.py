@@ -1,0 +1,320 @@
+"""One YAML file holds a whole training run; this module reads, overrides and validates it.
+
+Sections (all checked by pydantic; an unknown or invalid field stops the run at start with one
+line naming the field and what is allowed):
+  model   path (local folder or hub id), dtype, gradient checkpointing, optional `lora`
+  data    `train` sources (path, split, weight, max_rows), optional `eval`, size, seed, ...
+  train   optimisation, batch sizes, device/precision, checkpoints and logging intervals
+  log     report_to (wandb, offline by default; tensorboard), run name, completions table
+  grpo    (rl.train) generation and GRPO loss settings;  reward: weights;  vllm: generation engine
+  sft     (rl.sft) sequence length, target text, loss masking
+  trl     any other field of TRL's GRPOConfig/SFTConfig, passed through (names are checked)
+
+Command-line overrides follow the config path: `--grpo.num_generations 4`, or the bare field
+name when only one section has it (`--max_steps 5`). Values are parsed as YAML (`--lora null`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Optional, Sequence
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message is one line naming the file and field."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LoraSettings(_Section):
+    r: int = Field(16, gt=0)
+    alpha: int = Field(32, gt=0)
+    dropout: float = Field(0.05, ge=0, lt=1)
+    # a list of module names, or "all-linear" (PEFT picks every linear layer but the output head)
+    target_modules: list[str] | Literal["all-linear"] = "all-linear"
+
+
+class ModelSettings(_Section):
+    path: str
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    attn_implementation: Optional[str] = None
+    gradient_checkpointing: bool = False
+    lora: Optional[LoraSettings] = None
+
+
+class SourceSettings(_Section):
+    path: str
+    split: str = "train"
+    weight: float = Field(1.0, gt=0)
+    max_rows: Optional[int] = Field(None, gt=0)
+
+
+class DataSettings(_Section):
+    train: list[SourceSettings] = Field(min_length=1)
+    eval: list[SourceSettings] = []
+    size: Optional[int] = Field(None, gt=0)  # rows in the training mix; None: largest exact mix
+    eval_size: Optional[int] = Field(None, gt=0)
+    seed: int = 0
+    # None keeps each row's own system message (the contract's SYSTEM_PROMPT)
+    system_prompt: Optional[str] = None
+    # rows whose templated prompt is longer are dropped (verl's filter_overlong_prompts)
+    max_prompt_tokens: Optional[int] = Field(None, gt=0)
+
+
+SCHEDULERS = ("linear", "cosine", "cosine_with_restarts", "polynomial", "constant",
+              "constant_with_warmup", "inverse_sqrt", "cosine_with_min_lr", "warmup_stable_decay")
+
+
+class TrainSettings(_Section):
+    output_dir: str
+    max_steps: int = -1  # -1: run num_train_epochs
+    num_train_epochs: float = Field(1.0, gt=0)
+    learning_rate: float = Field(gt=0)
+    lr_scheduler_type: Literal[SCHEDULERS] = "linear"  # type: ignore[valid-type]
+    warmup_steps: float = Field(0, ge=0)  # an int, or a fraction (< 1) of the total steps
+    weight_decay: float = Field(0.0, ge=0)
+    max_grad_norm: float = Field(1.0, gt=0)
+    per_device_train_batch_size: int = Field(gt=0)
+    gradient_accumulation_steps: int = Field(1, gt=0)
+    seed: int = 0
+    # auto: GPU when one is visible; precision auto: bf16 on GPU, fp32 on CPU (bf16 on CPU is
+    # ~19x slower, STACK.md)
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
+    save_steps: int = Field(500, gt=0)
+    save_total_limit: Optional[int] = Field(None, gt=0)
+    logging_steps: int = Field(10, gt=0)
+    eval_steps: Optional[int] = Field(None, gt=0)
+
+
+class LogSettings(_Section):
+    report_to: list[Literal["wandb", "tensorboard"]] = ["wandb"]
+    wandb_project: str = "tomrl"
+    # offline by default: runs sync later with `wandb sync`; WANDB_MODE in the environment wins
+    wandb_mode: Literal["offline", "online", "disabled"] = "offline"
+    run_name: Optional[str] = None
+    log_completions: bool = False
+
+    @field_validator("report_to", mode="before")
+    @classmethod
+    def _none_means_empty(cls, v: Any) -> Any:
+        if v in (None, "none", ["none"]):
+            return []
+        return [v] if isinstance(v, str) else v
+
+
+LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
+
+
+class GRPOSettings(_Section):
+    num_generations: int = Field(8, ge=2)
+    max_completion_length: int = Field(768, gt=0)
+    temperature: float = Field(1.0, gt=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    top_k: int = Field(0, ge=0)
+    beta: float = Field(0.001, ge=0)
+    loss_type: Literal[LOSS_TYPES] = "dapo"  # type: ignore[valid-type]
+    scale_rewards: Literal["group", "batch", "none"] = "group"
+    epsilon: float = Field(0.2, gt=0)
+    epsilon_high: Optional[float] = Field(None, gt=0)
+    num_iterations: int = Field(1, gt=0)
+    mask_truncated_completions: bool = False
+    steps_per_generation: Optional[int] = Field(None, gt=0)
+
+
+class RewardSettings(_Section):
+    format_weight: float = 1.0
+    outcome_weight: float = 1.0
+
+
+class VLLMSettings(_Section):
+    enabled: bool = False
+    # colocate: vLLM inside each training process; server: a separate `trl vllm-serve` process
+    mode: Literal["colocate", "server"] = "colocate"
+    server_base_url: Optional[str] = None
+    server_host: str = "0.0.0.0"
+    server_port: int = 8000
+    server_timeout: float = Field(240.0, gt=0)
+    gpu_memory_utilization: float = Field(0.3, gt=0, le=1)
+    tensor_parallel_size: int = Field(1, gt=0)
+    enable_sleep_mode: bool = False
+    max_model_length: Optional[int] = Field(None, gt=0)
+
+
+class SFTSettings(_Section):
+    max_length: Optional[int] = Field(1024, gt=0)
+    # think_answer: <think>trace or template</think><answer>GOLD</answer>; answer: the gold alone
+    target: Literal["think_answer", "answer"] = "think_answer"
+    think_fields: list[str] = ["reasoning", "rationale", "think", "explanation"]
+    # completion_only: loss on the prompt-completion's completion (works with any chat template);
+    # assistant_only: loss on assistant turns, needs {% generation %} markers in the template
+    loss: Literal["completion_only", "assistant_only"] = "completion_only"
+    packing: bool = False
+
+
+class _Run(_Section):
+    model: ModelSettings
+    data: DataSettings
+    train: TrainSettings
+    log: LogSettings = LogSettings()
+    trl: dict[str, Any] = {}
+
+    _trl_config: ClassVar[str] = ""  # TRL config class whose field names `trl` may use
+    _owned: ClassVar[tuple[str, ...]] = ()  # TRL fields set from the sections above
+
+    @model_validator(mode="after")
+    def _check_trl_passthrough(self):
+        cls = _trl_config_class(self._trl_config)
+        allowed = {f.name for f in dataclasses.fields(cls)}
+        for key in self.trl:
+            if key not in allowed:
+                near = difflib.get_close_matches(key, sorted(allowed), n=3)
+                hint = f" (did you mean {', '.join(near)}?)" if near else ""
+                raise ValueError(f"trl.{key}: not a field of trl.{cls.__name__}{hint}")
+            if key in self._owned:
+                raise ValueError(f"trl.{key}: set it in its own section, not under trl")
+        return self
+
+
+TRAIN_FIELDS = tuple(TrainSettings.model_fields) + ("gradient_checkpointing", "activation_checkpointing", "report_to", "run_name",
+                                                    "output_dir", "bf16", "fp16", "use_cpu")
+
+
+class GRPORun(_Run):
+    grpo: GRPOSettings = GRPOSettings()
+    reward: RewardSettings = RewardSettings()
+    vllm: VLLMSettings = VLLMSettings()
+    _trl_config: ClassVar[str] = "GRPOConfig"
+    _owned: ClassVar[tuple[str, ...]] = TRAIN_FIELDS + tuple(GRPOSettings.model_fields) + (
+        "reward_weights", "use_vllm", "vllm_mode", "log_completions")
+
+
+class SFTRun(_Run):
+    sft: SFTSettings = SFTSettings()
+    _trl_config: ClassVar[str] = "SFTConfig"
+    _owned: ClassVar[tuple[str, ...]] = TRAIN_FIELDS + ("max_length", "packing", "completion_only_loss", "assistant_only_loss")
+
+
+def _trl_config_class(name: str):
+    import trl
+
+    return getattr(trl, name)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading, overriding, validating
+
+
+def parse_overrides(args: Sequence[str]) -> list[tuple[str, Any]]:
+    """`--a.b 1 --c=x` -> [("a.b", 1), ("c", "x")]; values are parsed as YAML."""
+    out, i = [], 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.startswith("--") or len(arg) == 2:
+            raise ConfigError(f"unexpected argument {arg!r}: overrides look like --section.field value")
+        key = arg[2:]
+        if "=" in key:
+            key, raw = key.split("=", 1)
+            i += 1
+        elif i + 1 < len(args):
+            raw = args[i + 1]
+            i += 2
+        else:
+            raise ConfigError(f"--{key}: missing value")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            value = raw
+        out.append((key.replace("-", "_") if "." not in key else key, value))
+    return out
+
+
+def apply_override(raw: dict[str, Any], key: str, value: Any, run_cls: type[_Run]) -> None:
+    """Set a dotted key in the raw config dict; a bare key goes to the one section defining it."""
+    parts = key.split(".")
+    if len(parts) == 1:
+        owners = [name for name, f in run_cls.model_fields.items()
+                  if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel)
+                  and key in f.annotation.model_fields]
+        if len(owners) != 1:
+            if key in run_cls.model_fields:
+                raw[key] = value
+                return
+            where = f"sections {', '.join(owners)}" if owners else "no section"
+            raise ConfigError(f"--{key}: {where} define(s) it; use --section.{key}")
+        parts = [owners[0], key]
+    node = raw
+    for p in parts[:-1]:
+        if not isinstance(node.get(p), dict):
+            node[p] = {}
+        node = node[p]
+    node[parts[-1]] = value
+
+
+def load_config(path: str | Path, run_cls: type[_Run], overrides: Sequence[str] = ()) -> _Run:
+    """Read a YAML run config, apply `--key value` overrides and validate it."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}{line}: not valid YAML ({getattr(e, 'problem', e)})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping of sections at the top level")
+    for key, value in parse_overrides(overrides):
+        apply_override(raw, key, value, run_cls)
+    try:
+        return run_cls.model_validate(raw)
+    except ValidationError as e:
+        raise ConfigError(f"{path}: {_one_line(e, run_cls)}") from None
+
+
+def _one_line(e: ValidationError, run_cls: type[_Run]) -> str:
+    """The first validation error as `field: what is allowed`."""
+    err = e.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    if err["type"] == "extra_forbidden":
+        allowed = _allowed_fields(run_cls, err["loc"][:-1])
+        return f"{loc}: unknown field; allowed: {', '.join(allowed)}"
+    if err["type"] == "missing":
+        return f"{loc}: required field is missing"
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+        return msg if not loc else f"{loc}: {msg}"
+    got = err.get("input")
+    shown = f" (got {got!r})" if not isinstance(got, (dict, list)) else ""
+    return f"{loc}: {msg}{shown}"
+
+
+def _allowed_fields(run_cls: type[_Run], loc: Sequence[Any]) -> list[str]:
+    model: Any = run_cls
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            break
+        ann = field.annotation
+        for candidate in (ann, *getattr(ann, "__args__", ())):
+            inner = getattr(candidate, "__args__", (candidate,))
+            sub = next((t for t in (candidate, *inner) if isinstance(t, type) and issubclass(t, BaseModel)), None)
+            if sub is not None:
+                model = sub
+                break
+    return list(model.model_fields)
+
+
+def dump_config(cfg: _Run, path: str | Path) -> None:
+    """Write the resolved config (after overrides and defaults) next to the run's outputs."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), encoding="utf-8")

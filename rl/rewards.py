@@ -1,0 +1,101 @@
+"""The ToM-Synth reward (eq. 3-5) as two TRL reward functions built on `eval.answers`.
+
+- `format_reward`: 0 when the completion is exactly one `<think>` block followed by exactly one
+  `<answer>` block, else -1.
+- `outcome_reward`: 1 when the extracted answer matches the row's gold answer under its
+  `answer_type`, else 0; 0 whenever the format is broken (no credit for a tagless answer).
+
+Their sum is the paper's R(y) in {-1, 0, 1}. TRL's `GRPOTrainer` calls each with
+`prompts`, `completions` and every dataset column as keyword arguments (`answer`, `answer_type`,
+`choices`, `source`, `meta`, ...), plus `log_metric`, through which `outcome_reward` logs accuracy
+per source (`accuracy/source/<source>`) and per belief order (`accuracy/order/<order>`, from the
+row's `meta`). Accuracy here is the outcome reward, so it requires the format. TRL itself logs
+`rewards/format_reward/mean` and `rewards/outcome_reward/mean`.
+
+Both functions are total: any completion (string, conversational message list, or garbage) gets
+a number, never an exception, so one degenerate sample cannot stop a run.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Sequence
+
+from eval import answers
+
+
+def completion_text(completion: Any) -> str:
+    """The generated text of a completion: the string itself, or the joined contents of a
+    conversational completion (a list of `{role, content}` messages)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):
+        parts = []
+        for message in completion:
+            content = message.get("content") if isinstance(message, dict) else None
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, list):  # multimodal-style content parts
+                parts.extend(p.get("text", "") for p in content
+                             if isinstance(p, dict) and isinstance(p.get("text"), str))
+        return "".join(parts)
+    return ""
+
+
+def format_reward(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float]:
+    """ToM-Synth eq. 4 for each completion: 0 if well-formed, else -1."""
+    return [answers.format_reward(completion_text(c)) for c in completions]
+
+
+def outcome_reward(
+    prompts: Sequence[Any],
+    completions: Sequence[Any],
+    answer: Sequence[str],
+    answer_type: Sequence[str],
+    choices: Sequence[Sequence[str]] | None = None,
+    source: Sequence[str] | None = None,
+    meta: Sequence[Any] | None = None,
+    log_metric: Callable[[str, float], None] | None = None,
+    **kwargs: Any,
+) -> list[float]:
+    """ToM-Synth eq. 5 for each completion, logging accuracy per source and per order."""
+    n = len(completions)
+    choices = choices if choices is not None else [[]] * n
+    rewards = []
+    for i, completion in enumerate(completions):
+        try:
+            r = answers.outcome_reward(completion_text(completion), answer[i], answer_type[i],
+                                       list(choices[i] or []))
+        except ValueError:
+            # only an unknown answer_type raises; rows are validated at load, so this is a row
+            # that bypassed validation: it earns nothing rather than stopping the run
+            r = 0.0
+        rewards.append(r)
+    if log_metric is not None:
+        for i, r in enumerate(rewards):
+            if source is not None:
+                log_metric(f"accuracy/source/{source[i]}", r)
+            order = _order(meta[i] if meta is not None else None)
+            if order is not None:
+                log_metric(f"accuracy/order/{order}", r)
+    return rewards
+
+
+def _order(meta: Any) -> str | None:
+    """The belief order recorded in a row's meta (JSON string or dict), if any."""
+    if isinstance(meta, str):
+        try:
+            meta = json.loads(meta)
+        except json.JSONDecodeError:
+            return None
+    if isinstance(meta, dict) and meta.get("order") is not None:
+        return str(meta["order"])
+    return None
+
+
+def total_reward(completion: Any, gold: str, answer_type: str, choices: Sequence[str] = ()) -> float:
+    """R(y) = format + outcome for one completion (what GRPO optimises with unit weights)."""
+    text = completion_text(completion)
+    return answers.format_reward(text) + answers.outcome_reward(text, gold, answer_type, list(choices))
+
+
+REWARD_FUNCS = (format_reward, outcome_reward)

@@ -1,0 +1,176 @@
+"""What GRPO and SFT runs share: the command line, TRL arguments, LoRA, logging, checkpoints.
+
+`rl.train` and `rl.sft` each define how to build their trainer; `main` does the rest: read and
+validate the config, refuse to mix a new run into an old output folder (or continue it with
+`--resume`), train, save the final model and tokenizer, and keep a JSONL log of every logged step
+(`<output_dir>/log.jsonl`) beside wandb/TensorBoard.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from rl.config import ConfigError, dump_config, load_config
+from rl.data import DataError
+
+LOG_FILE = "log.jsonl"
+CONFIG_FILE = "run_config.yaml"
+
+
+def resolve_device(cfg) -> tuple[bool, str]:
+    """(use_cpu, precision) from the `train.device` and `train.precision` settings."""
+    import torch
+
+    t = cfg.train
+    if t.device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("train.device: cuda was asked for but no GPU is visible (use auto or cpu)")
+    use_cpu = t.device == "cpu" or (t.device == "auto" and not torch.cuda.is_available())
+    precision = t.precision
+    if precision == "auto":
+        precision = "fp32" if use_cpu else "bf16"
+    return use_cpu, precision
+
+
+def common_args(cfg) -> dict[str, Any]:
+    """Keyword arguments for TRL's GRPOConfig/SFTConfig from the shared sections."""
+    t = cfg.train
+    use_cpu, precision = resolve_device(cfg)
+    model_kwargs: dict[str, Any] = {"dtype": cfg.model.dtype}
+    if cfg.model.attn_implementation:
+        model_kwargs["attn_implementation"] = cfg.model.attn_implementation
+    return dict(
+        output_dir=t.output_dir,
+        run_name=cfg.log.run_name,
+        max_steps=t.max_steps,
+        num_train_epochs=t.num_train_epochs,
+        learning_rate=t.learning_rate,
+        lr_scheduler_type=t.lr_scheduler_type,
+        warmup_steps=int(t.warmup_steps) if t.warmup_steps >= 1 else t.warmup_steps,
+        weight_decay=t.weight_decay,
+        max_grad_norm=t.max_grad_norm,
+        per_device_train_batch_size=t.per_device_train_batch_size,
+        gradient_accumulation_steps=t.gradient_accumulation_steps,
+        seed=t.seed,
+        use_cpu=use_cpu,
+        bf16=precision == "bf16",
+        fp16=precision == "fp16",
+        save_strategy="steps",
+        save_steps=t.save_steps,
+        save_total_limit=t.save_total_limit,
+        logging_steps=t.logging_steps,
+        report_to=list(cfg.log.report_to) or "none",
+        **_checkpointing_arg(cfg.model.gradient_checkpointing),
+        model_init_kwargs=model_kwargs,
+        **cfg.trl,
+    )
+
+
+def _checkpointing_arg(on: bool) -> dict[str, bool]:
+    """transformers 5.2x renamed gradient_checkpointing to activation_checkpointing; TRL still
+    defaults the old name to True, so set the new one explicitly where it exists."""
+    import dataclasses
+
+    from transformers import TrainingArguments
+
+    names = {f.name for f in dataclasses.fields(TrainingArguments)}
+    return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": on}
+
+
+def eval_args(cfg, has_eval: bool) -> dict[str, Any]:
+    if not has_eval:
+        return {}
+    return dict(eval_strategy="steps", eval_steps=cfg.train.eval_steps or cfg.train.save_steps)
+
+
+def lora_config(cfg):
+    """A PEFT LoraConfig when `model.lora` is set, else None (full fine-tuning)."""
+    if cfg.model.lora is None:
+        return None
+    from peft import LoraConfig
+
+    lora = cfg.model.lora
+    return LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                      target_modules=lora.target_modules, task_type="CAUSAL_LM")
+
+
+def load_tokenizer(cfg, padding_side: str):
+    from transformers import AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(cfg.model.path, padding_side=padding_side)
+    except OSError as e:
+        raise ConfigError(f"model.path: cannot load a tokenizer from {cfg.model.path!r} "
+                          f"({str(e).splitlines()[0]})") from None
+    if tok.pad_token is None:  # Llama-3 tokenizers ship without one
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def setup_logging_env(cfg) -> None:
+    """wandb offline by default; the environment (e.g. WANDB_MODE=disabled in tests) wins."""
+    if "wandb" in cfg.log.report_to:
+        os.environ.setdefault("WANDB_MODE", cfg.log.wandb_mode)
+        os.environ.setdefault("WANDB_PROJECT", cfg.log.wandb_project)
+        os.environ.setdefault("WANDB_DIR", cfg.train.output_dir)
+        Path(cfg.train.output_dir).mkdir(parents=True, exist_ok=True)
+
+
+def jsonl_log_callback(path: Path):
+    """A TrainerCallback appending every logged dict (with step and time) to `path`."""
+    from transformers import TrainerCallback
+
+    class JsonlLog(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if state.is_world_process_zero and logs:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with path.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps({"step": state.global_step, "time": time.time(), **logs}) + "\n")
+
+    return JsonlLog()
+
+
+def last_checkpoint(output_dir: str) -> str | None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
+
+
+def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: list[str] | None = None) -> int:
+    """The command line of `rl.train` and `rl.sft`."""
+    parser = argparse.ArgumentParser(prog=prog, description=description,
+                                     epilog="Any other --section.field VALUE overrides the config.")
+    parser.add_argument("config", help="the run's YAML file")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue from the last checkpoint in train.output_dir")
+    parser.add_argument("--check", action="store_true",
+                        help="validate the config and load the data, then stop")
+    args, overrides = parser.parse_known_args(argv)
+    try:
+        cfg = load_config(args.config, run_cls, overrides)
+        setup_logging_env(cfg)
+        out = cfg.train.output_dir
+        last = last_checkpoint(out)
+        if args.resume and last is None:
+            raise ConfigError(f"--resume: no checkpoint-* folder in {out}")
+        if not args.resume and not args.check and last is not None:
+            raise ConfigError(f"train.output_dir: {out} already holds {Path(last).name}; "
+                              "pass --resume to continue it or choose another output_dir")
+        trainer = build_trainer(cfg, check=args.check)
+    except (ConfigError, DataError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.check:
+        return 0
+    if trainer.is_world_process_zero():
+        dump_config(cfg, Path(out) / CONFIG_FILE)
+    trainer.add_callback(jsonl_log_callback(Path(out) / LOG_FILE))
+    trainer.train(resume_from_checkpoint=last if args.resume else None)
+    trainer.save_model(out)
+    if trainer.is_world_process_zero():
+        print(f"done: {trainer.state.global_step} steps; model saved to {out}")
+    return 0

@@ -1,0 +1,115 @@
+"""GRPO on rows of the contract with the ToM-Synth format-plus-outcome reward (TRL GRPOTrainer).
+
+    accelerate launch --config_file configs/accelerate/cpu.yaml -m rl.train configs/grpo/tiny-cpu.yaml
+    python -m rl.train configs/grpo/tiny-cpu.yaml --max_steps 5        # one process, no launcher
+    ... --resume                                                         # continue the last checkpoint
+
+The config (rl.config.GRPORun) names the model, the data mix, the trainer settings, the reward
+weights and the generation engine (transformers `generate`, or vLLM colocated or as a server).
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+from rl.config import ConfigError, GRPORun
+from rl.data import Source, drop_long_prompts, mix, with_system_prompt
+from rl.rewards import format_reward, outcome_reward
+from rl.run import common_args, eval_args, load_tokenizer, lora_config, main
+
+
+def vllm_args(cfg) -> dict:
+    """GRPOConfig fields for vLLM generation; vLLM is imported lazily by TRL, checked here first."""
+    v = cfg.vllm
+    if not v.enabled:
+        return {"use_vllm": False}
+    if importlib.util.find_spec("vllm") is None:
+        raise ConfigError("vllm.enabled: vLLM is not installed; on a GPU machine install the `vllm` "
+                          "extra in its own environment (see docs/training.md) or set vllm.enabled: false")
+    args = dict(use_vllm=True, vllm_mode=v.mode, vllm_enable_sleep_mode=v.enable_sleep_mode)
+    if v.mode == "server":
+        args.update(vllm_server_host=v.server_host, vllm_server_port=v.server_port,
+                    vllm_server_timeout=v.server_timeout)
+        if v.server_base_url:
+            args["vllm_server_base_url"] = v.server_base_url
+    else:
+        args.update(vllm_gpu_memory_utilization=v.gpu_memory_utilization,
+                    vllm_tensor_parallel_size=v.tensor_parallel_size)
+        if v.max_model_length:
+            args["vllm_max_model_length"] = v.max_model_length
+    return args
+
+
+def grpo_args(cfg: GRPORun, has_eval: bool):
+    from trl import GRPOConfig
+
+    g = cfg.grpo
+    return GRPOConfig(
+        **common_args(cfg),
+        **eval_args(cfg, has_eval),
+        **vllm_args(cfg),
+        num_generations=g.num_generations,
+        max_completion_length=g.max_completion_length,
+        temperature=g.temperature,
+        top_p=g.top_p,
+        top_k=g.top_k,
+        beta=g.beta,
+        loss_type=g.loss_type,
+        scale_rewards=g.scale_rewards,
+        epsilon=g.epsilon,
+        epsilon_high=g.epsilon_high,
+        num_iterations=g.num_iterations,
+        mask_truncated_completions=g.mask_truncated_completions,
+        steps_per_generation=g.steps_per_generation,
+        reward_weights=[cfg.reward.format_weight, cfg.reward.outcome_weight],
+        log_completions=cfg.log.log_completions,
+    )
+
+
+def load_rows(cfg, sources, size, tokenizer):
+    if not sources:
+        return None, 0
+    ds = mix([Source(**s.model_dump()) for s in sources], size=size, seed=cfg.data.seed)
+    ds = with_system_prompt(ds, cfg.data.system_prompt)
+    return drop_long_prompts(ds, tokenizer, cfg.data.max_prompt_tokens)
+
+
+def build_trainer(cfg: GRPORun, check: bool = False):
+    vllm_args(cfg)  # fail early, before loading anything, when vLLM is asked for but missing
+    tokenizer = load_tokenizer(cfg, padding_side="left")
+    train_ds, dropped = load_rows(cfg, cfg.data.train, cfg.data.size, tokenizer)
+    eval_ds, _ = load_rows(cfg, cfg.data.eval, cfg.data.eval_size, tokenizer)
+    if len(train_ds) == 0:
+        raise ConfigError(f"data.max_prompt_tokens: all {dropped} training prompts are longer "
+                          f"than {cfg.data.max_prompt_tokens} tokens")
+    sources = ", ".join(f"{k}={v}" for k, v in sorted(_counts(train_ds["source"]).items()))
+    print(f"[rl.train] {len(train_ds)} training rows ({sources}); {dropped} dropped as too long"
+          + (f"; {len(eval_ds)} eval rows" if eval_ds is not None else ""), file=sys.stderr)
+    if check:
+        return None
+    from trl import GRPOTrainer
+
+    try:
+        return GRPOTrainer(
+            model=cfg.model.path,
+            reward_funcs=[format_reward, outcome_reward],
+            args=grpo_args(cfg, eval_ds is not None),
+            train_dataset=train_ds,
+            eval_dataset=eval_ds,
+            processing_class=tokenizer,
+            peft_config=lora_config(cfg),
+        )
+    except OSError as e:
+        raise ConfigError(f"model.path: cannot load {cfg.model.path!r} ({str(e).splitlines()[0]})") from None
+
+
+def _counts(values) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main("python -m rl.train", "GRPO with the format + outcome reward (TRL).",
+                  GRPORun, build_trainer))
