@@ -1,0 +1,471 @@
+"""One test per rule of SEMANTICS.md, each on a short story a person can check by reading it.
+
+Every story is printed in the test's docstring-like comment as its canonical text.
+"""
+import pytest
+
+from exploretom.build import announce, carry, enter, leave, put, tell, update
+from exploretom.label import label_story, track
+from exploretom.story import parse_story
+from exploretom.tracker import Away, StoryError
+
+
+def story(*actions):
+    return parse_story({"id": "t", "actions": list(actions)})
+
+
+def labels(*actions, max_order=2):
+    return label_story(story(*actions), max_order)
+
+
+def ask(labelled, question):
+    """The question's record, or None when the question is not asked (answer unknown)."""
+    found = [q for q in labelled["questions"] if q["question"] == question]
+    assert len(found) <= 1, f"question asked twice: {question}"
+    return found[0] if found else None
+
+
+def answer(labelled, question):
+    q = ask(labelled, question)
+    return q and q["answer"]
+
+
+SALTED = dict(obj="apple", state_value="is salted", visible=False, state_type="<is_salted>")
+
+
+def salt(person, **mods):
+    return update(person, "apple", "is salted", f"{person} salted the apple.", False,
+                  "<is_salted>", **mods)
+
+
+def peel(person, **mods):
+    return update(person, "apple", "is peeled", f"{person} peeled the apple.", True,
+                  "<is_peeled>", **mods)
+
+
+# --------------------------------------------------------------------------- STORY_FORMAT.md
+def test_story_format_example_sally_anne():
+    # Sally entered the kitchen. Anne entered the kitchen. Sally moved the marble to the basket.
+    # Sally left the kitchen. Anne moved the marble to the box.
+    out = labels(enter("Sally", "kitchen"), enter("Anne", "kitchen"),
+                 put("Sally", "marble", "basket"), leave("Sally", "kitchen"),
+                 put("Anne", "marble", "box"))
+    sally = ask(out, "In which container will Sally search for the marble?")
+    assert sally["answer"] == "basket" and sally["false_belief"] and sally["interesting"]
+    assert sally["order"] == 1 and sally["people"] == ["Sally"] and sally["kind"] == "belief"
+    assert answer(out, "In which container will Anne search for the marble?") == "box"
+    second = ask(out, "In which container does Anne think that Sally will search for the marble?")
+    assert second["answer"] == "basket" and second["people"] == ["Anne", "Sally"]
+    assert answer(out, "In which container was the marble at the beginning?") == "basket"
+    assert answer(out, "In which container is the marble now?") == "box"
+    assert out["text"].splitlines()[2] == ("Sally moved the marble to the basket, which is also "
+                                           "located in the kitchen.")
+
+
+def test_story_format_example_secret_witness():
+    # Anne and Beth entered the kitchen. Anne left. Beth salted the apple (invisible);
+    # Anne witnessed this in secret.
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), leave("Anne", "kitchen"),
+                 salt("Beth", peeking=["Anne"]))
+    assert answer(out, "Does Anne believe that the apple is salted? Answer yes or no.") == "yes"
+    q = ask(out, "Does Beth believe that Anne believes that the apple is salted? Answer yes or no.")
+    assert q["answer"] == "no" and q["false_belief"] and q["order"] == 2
+    assert "Anne witnessed this action in secret" in out["text"]
+
+
+# --------------------------------------------------------------------------- the paper
+def test_appendix_a1_leave_semantics():
+    # Anne, Beth and Carl are in the kitchen; Carl leaves; then Beth leaves while only Anne sees.
+    t = track(story(enter("Anne", "kitchen"), enter("Beth", "kitchen"), enter("Carl", "kitchen"),
+                    leave("Carl", "kitchen"), leave("Beth", "kitchen")))
+    at_beth = ("at", "Beth")
+    assert t.belief((), at_beth) is None  # in no room
+    assert t.belief(("Anne",), at_beth) == Away("kitchen")  # witness: b1 = not kitchen
+    assert t.belief(("Carl",), at_beth) == "kitchen"  # not a witness: assumes she is still there
+    assert t.belief(("Beth",), at_beth) == Away("kitchen")
+    assert t.belief(("Anne", "Beth"), at_beth) == Away("kitchen")  # witness about witness
+    assert t.belief(("Anne", "Carl"), at_beth) == "kitchen"  # witness about non-witness
+    assert t.belief(("Carl", "Anne"), at_beth) == "kitchen"  # non-witness: nothing happened
+    # Leaving the room changes no belief about objects: nothing to ask about.
+    assert not [q for q in label_story(story(enter("Anne", "kitchen"), leave("Anne", "kitchen")))
+                ["questions"]]
+
+
+def test_paper_table_11_story():
+    out = labels(enter("David", "study room"), enter("Sarah", "study room"),
+                 put("Sarah", "prototype model", "metal filing cabinet"),
+                 leave("David", "study room"), enter("Mark", "study room"),
+                 put("Mark", "prototype model", "wooden chest"))
+    q = "In which container will {} search for the prototype model?"
+    assert answer(out, q.format("David")) == "metal filing cabinet"
+    assert answer(out, q.format("Sarah")) == "wooden chest"
+    assert answer(out, q.format("Mark")) == "wooden chest"
+    assert ask(out, q.format("David"))["false_belief"]
+    # Sarah watched Mark: each knows the other saw the model go into the chest.
+    assert answer(out, "In which container does Sarah think that Mark will search for the "
+                       "prototype model?") == "wooden chest"
+    assert answer(out, "In which container does Mark think that Sarah will search for the "
+                       "prototype model?") == "wooden chest"
+    # Mark never met David: what David believes is unknown to him, so it is not asked.
+    assert ask(out, "In which container does Mark think that David will search for the "
+                    "prototype model?") is None
+
+
+# --------------------------------------------------------------------------- who sees what
+def test_witnesses_are_the_people_in_the_actors_room():
+    # Beth is in the bedroom when Anne moves the apple in the kitchen: she sees nothing.
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), put("Anne", "apple", "box"),
+                 enter("Beth", "bedroom"), put("Anne", "apple", "basket"))
+    assert answer(out, "In which container will Beth search for the apple?") == "box"
+    assert answer(out, "In which container does Anne think that Beth will search for the "
+                       "apple?") == "box"
+
+
+def test_nobody_updates_a_belief_about_a_peekers_belief():
+    # Beth peeks at Anne's move: Beth knows, Anne thinks Beth does not, Beth knows Anne knows.
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), put("Anne", "apple", "box"),
+                 leave("Beth", "kitchen"), put("Anne", "apple", "basket", peeking=["Beth"]))
+    assert answer(out, "In which container will Beth search for the apple?") == "basket"
+    assert answer(out, "In which container does Anne think that Beth will search for the "
+                       "apple?") == "box"
+    # A peeker's belief about a non-peeker's belief is updated as for any observer.
+    assert answer(out, "In which container does Beth think that Anne will search for the "
+                       "apple?") == "basket"
+
+
+def test_distracted_witness_updates_nothing_at_any_order():
+    # Beth is in the room but distracted while Anne moves the apple.
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), put("Anne", "apple", "box"),
+                 put("Anne", "apple", "basket", distracted=["Beth"]))
+    assert answer(out, "In which container will Beth search for the apple?") == "box"
+    # Beth's second-order belief does not change either (a flaw of the paper's tracker).
+    assert answer(out, "In which container does Beth think that Anne will search for the "
+                       "apple?") == "box"
+    # Nobody noticed the distraction: Anne believes Beth saw it.
+    q = ask(out, "In which container does Anne think that Beth will search for the apple?")
+    assert q["answer"] == "basket" and not q["false_belief"]
+    assert "Beth was distracted" in out["text"]
+
+
+def test_modifiers_apply_to_one_action_only():
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"),
+                 put("Anne", "apple", "box", distracted=["Beth"]), put("Anne", "apple", "basket"))
+    assert answer(out, "In which container will Beth search for the apple?") == "basket"
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "bedroom"),
+                 put("Anne", "apple", "box", peeking=["Beth"]), put("Anne", "apple", "basket"))
+    assert answer(out, "In which container will Beth search for the apple?") == "box"
+
+
+# --------------------------------------------------------------------------- enter / leave
+def test_enter_from_another_room_is_seen_by_the_people_left_behind():
+    t = track(story(enter("Anne", "kitchen"), enter("Beth", "kitchen"), enter("Anne", "garden")))
+    assert t.person_room["Anne"] == "garden"
+    assert t.belief(("Beth",), ("at", "Anne")) == Away("kitchen")  # not "still in the kitchen"
+    assert t.belief(("Anne",), ("at", "Anne")) == "garden"
+
+
+def test_enter_precondition_not_already_in_the_room():
+    with pytest.raises(StoryError, match=r"action 1 \(enter_room\): Anne is already in the kitchen"):
+        track(story(enter("Anne", "kitchen"), enter("Anne", "kitchen")))
+
+
+def test_entrant_sees_objects_in_the_open_but_not_inside_containers():
+    # Anne carries the apple to the garden; Beth walks in and sees it lying there.
+    # The pear is inside the box in the kitchen: Carl, entering later, does not see it moved.
+    out = labels(enter("Anne", "kitchen"), carry("Anne", "apple", "garden"),
+                 enter("Beth", "garden"))
+    assert answer(out, "In which room will Beth search for the apple?") == "garden"
+    assert answer(out, "In which room does Beth think that Anne will search for the apple?") \
+        == "garden"
+    assert answer(out, "In which room does Anne think that Beth will search for the apple?") \
+        == "garden"
+    out = labels(enter("Carl", "kitchen"), put("Carl", "pear", "box"), leave("Carl", "kitchen"),
+                 enter("Anne", "kitchen"), put("Anne", "pear", "basket"), leave("Anne", "kitchen"),
+                 enter("Carl", "kitchen"))
+    # Object permanence: what is in a container stays as Carl last saw it.
+    assert answer(out, "In which container will Carl search for the pear?") == "box"
+
+
+def test_entrant_learns_an_object_in_the_open_is_gone():
+    # Beth saw the apple lying in the garden; while she was away Anne took it to the kitchen.
+    # Back in the garden Beth sees it is not there, but cannot know where it went.
+    out = labels(enter("Anne", "garden"), enter("Beth", "garden"),
+                 carry("Anne", "apple", "kitchen"), carry("Anne", "apple", "garden"),
+                 leave("Beth", "garden"), carry("Anne", "apple", "kitchen"),
+                 enter("Beth", "garden"))
+    assert ask(out, "In which room will Beth search for the apple?") is None
+    assert answer(out, "In which room will Anne search for the apple?") == "kitchen"
+
+
+def test_leaving_changes_no_belief_about_objects():
+    out = labels(enter("Anne", "kitchen"), put("Anne", "apple", "box"), leave("Anne", "kitchen"))
+    assert answer(out, "In which container will Anne search for the apple?") == "box"
+
+
+def test_leave_precondition_in_that_room():
+    with pytest.raises(StoryError, match=r"action 1 \(leave_room\): Anne is not in the garden"):
+        track(story(enter("Anne", "kitchen"), leave("Anne", "garden")))
+
+
+# --------------------------------------------------------------------------- moving objects
+@pytest.mark.parametrize("actions, message", [
+    ([put("Anne", "apple", "box")], r"action 0 \(move_object_container\): Anne is not in any room"),
+    ([enter("Anne", "kitchen"), put("Anne", "apple", "box"), enter("Anne", "garden"),
+      put("Anne", "apple", "basket")], r"action 3 .*the apple is in the kitchen, not in the garden"),
+    ([enter("Anne", "kitchen"), put("Anne", "apple", "box"), carry("Anne", "apple", "garden"),
+      put("Anne", "apple", "box")], r"action 3 .*the box is in the kitchen, not in the garden"),
+    ([enter("Anne", "kitchen"), put("Anne", "apple", "box"), put("Anne", "apple", "box")],
+     r"action 2 .*the apple is already in the box"),
+])
+def test_move_object_container_preconditions(actions, message):
+    with pytest.raises(StoryError, match=message):
+        track(story(*actions))
+
+
+def test_move_object_container_observers_learn_container_and_room():
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), put("Anne", "apple", "box"))
+    assert answer(out, "In which container will Beth search for the apple?") == "box"
+    assert answer(out, "In which room will Beth search for the apple?") == "kitchen"
+    assert answer(out, "In which room does Beth think that Anne will search for the apple?") \
+        == "kitchen"
+
+
+def test_move_object_room_old_room_learns_both_left_not_where_to():
+    # Anne takes the apple out of the box and carries it to the garden; Beth stays behind.
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), put("Anne", "apple", "box"),
+                 carry("Anne", "apple", "garden"))
+    assert "Anne moved the apple to the garden, leaving the box in its original location." \
+        in out["text"]
+    assert ask(out, "In which room will Beth search for the apple?") is None  # unknown
+    assert ask(out, "In which container will Beth search for the apple?") is None  # in none
+    assert answer(out, "In which room will Anne search for the apple?") == "garden"
+    assert answer(out, "In which room is the apple now?") == "garden"
+    assert ask(out, "In which container is the apple now?") is None
+    assert answer(out, "In which container was the apple before Anne moved the apple to the "
+                       "garden?") == "box"
+    assert answer(out, "In which room was the apple before Anne moved the apple to the "
+                       "garden?") == "kitchen"
+
+
+def test_move_object_room_destination_witnesses_see_it_arrive():
+    out = labels(enter("Beth", "garden"), enter("Anne", "kitchen"), put("Anne", "apple", "box"),
+                 carry("Anne", "apple", "garden"))
+    assert answer(out, "In which room will Beth search for the apple?") == "garden"
+    assert answer(out, "In which room does Anne think that Beth will search for the apple?") \
+        == "garden"
+
+
+# --------------------------------------------------------------------------- state updates
+def test_state_update_observers_learn_and_precondition_new_value():
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), leave("Beth", "kitchen"),
+                 salt("Anne"))
+    assert answer(out, "Does Anne believe that the apple is salted? Answer yes or no.") == "yes"
+    assert answer(out, "Does Beth believe that the apple is salted? Answer yes or no.") == "no"
+    with pytest.raises(StoryError, match=r"action 2 .*the apple already is salted"):
+        track(story(enter("Anne", "kitchen"), salt("Anne"), salt("Anne")))
+
+
+def test_visible_state_is_learned_by_a_later_entrant_invisible_is_not():
+    # Anne peels (visible) and salts (invisible) the apple lying in the kitchen; Beth comes in.
+    out = labels(enter("Anne", "kitchen"), peel("Anne"), salt("Anne"), enter("Beth", "kitchen"))
+    assert answer(out, "Does Beth believe that the apple is peeled? Answer yes or no.") == "yes"
+    assert answer(out, "Does Beth believe that the apple is salted? Answer yes or no.") == "no"
+    assert answer(out, "Does Anne believe that Beth believes that the apple is peeled? Answer yes "
+                       "or no.") == "yes"
+
+
+def test_visible_state_inside_a_container_is_not_seen_by_an_entrant():
+    out = labels(enter("Anne", "kitchen"), peel("Anne"), put("Anne", "apple", "box"),
+                 enter("Beth", "kitchen"))
+    assert answer(out, "Does Beth believe that the apple is peeled? Answer yes or no.") == "no"
+
+
+def test_state_values_compared_exactly_not_by_substring():
+    out = labels(enter("Anne", "kitchen"),
+                 update("Anne", "apple", "is red", "Anne painted the apple red.", True, "<color>"),
+                 update("Anne", "apple", "is reddish", "Anne repainted the apple reddish.", True,
+                        "<color>"))
+    assert answer(out, "Does Anne believe that the apple is red? Answer yes or no.") == "no"
+    assert answer(out, "Does Anne believe that the apple is reddish? Answer yes or no.") == "yes"
+
+
+# --------------------------------------------------------------------------- communication
+def test_private_chitchat_listener_learns_speaker_believes_it_others_do_not():
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), enter("Carl", "kitchen"),
+                 tell("Anne", "Beth", "election"))
+    assert answer(out, "Does Beth know about the election?") == "yes"
+    assert answer(out, "Does Carl know about the election?") == "no"  # private: not overheard
+    assert answer(out, "What does Anne think about Beth's belief on the election? (knows about it "
+                       "/ does not know about it)") == "knows about it"
+    assert answer(out, "What does Carl think about Beth's belief on the election? (knows about it "
+                       "/ does not know about it)") == "does not know about it"
+    assert ask(out, "Does Carl know about the election?")["interesting"]
+
+
+def test_private_chitchat_distracted_listener_and_peeker():
+    out = labels(enter("Anne", "kitchen"), tell("Anne", "Beth", "election", distracted=["Beth"]))
+    assert answer(out, "Does Beth know about the election?") == "no"
+    q = ask(out, "What does Anne think about Beth's belief on the election? (knows about it / "
+                 "does not know about it)")
+    assert q["answer"] == "knows about it" and q["false_belief"]
+    out = labels(tell("Anne", "Beth", "election", peeking=["Carl"]))
+    assert answer(out, "Does Carl know about the election?") == "yes"
+    assert answer(out, "What does Anne think about Carl's belief on the election? (knows about it "
+                       "/ does not know about it)") == "does not know about it"
+    assert answer(out, "What does Carl think about Beth's belief on the election? (knows about it "
+                       "/ does not know about it)") == "knows about it"
+
+
+def test_world_state_message_passes_an_out_of_date_belief():
+    # Anne saw the apple put in the box and left; Carl moved it to the basket.
+    # Anne then tells Beth (who saw nothing) that the apple is in the box: Beth believes it.
+    out = labels(enter("Anne", "kitchen"), enter("Carl", "kitchen"), put("Carl", "apple", "box"),
+                 leave("Anne", "kitchen"), put("Carl", "apple", "basket"),
+                 tell("Anne", "Beth", ("apple", "container_location", "box")))
+    assert "Anne told privately to Beth that the apple is in the box." in out["text"]
+    q = ask(out, "In which container will Beth search for the apple?")
+    assert q["answer"] == "box" and q["false_belief"]
+    assert answer(out, "In which room will Beth search for the apple?") == "kitchen"
+    assert answer(out, "In which container does Anne think that Beth will search for the "
+                       "apple?") == "box"
+    assert answer(out, "In which container does Beth think that Anne will search for the "
+                       "apple?") == "box"
+
+
+def test_world_state_message_does_not_override_newer_knowledge():
+    # Carl himself moved the apple to the basket after Anne left; Anne's report is stale for him.
+    out = labels(enter("Anne", "kitchen"), enter("Carl", "kitchen"), put("Carl", "apple", "box"),
+                 leave("Anne", "kitchen"), put("Carl", "apple", "basket"),
+                 tell("Anne", "Carl", ("apple", "container_location", "box")))
+    assert answer(out, "In which container will Carl search for the apple?") == "basket"
+    # Anne does not know Carl knows better.
+    assert answer(out, "In which container does Anne think that Carl will search for the "
+                       "apple?") == "box"
+
+
+def test_world_state_message_must_be_the_speakers_belief():
+    with pytest.raises(StoryError, match=r"action 2 .*Anne believes the apple is in the box, "
+                                         r"not in the basket"):
+        track(story(enter("Anne", "kitchen"), put("Anne", "apple", "box"),
+                    tell("Anne", "Beth", ("apple", "container_location", "basket"))))
+    with pytest.raises(StoryError, match=r"Beth does not know which room the apple is in"):
+        track(story(enter("Anne", "kitchen"), put("Anne", "apple", "box"),
+                    tell("Beth", "Anne", ("apple", "room_location", "kitchen"))))
+
+
+def test_room_message_keeps_a_consistent_container_belief():
+    # Beth is told the apple is in the kitchen; she had seen it put in the kitchen's box.
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), put("Anne", "apple", "box"),
+                 tell("Anne", "Beth", ("apple", "room_location", "kitchen")))
+    assert answer(out, "In which container will Beth search for the apple?") == "box"
+
+
+def test_broadcast_everyone_in_the_room_hears_and_needs_a_listener():
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), enter("Carl", "garden"),
+                 announce("Anne", "election"))
+    assert answer(out, "Does Beth know about the election?") == "yes"
+    assert answer(out, "Does Carl know about the election?") == "no"
+    assert answer(out, "What does Beth think about Anne's belief on the election? (knows about it "
+                       "/ does not know about it)") == "knows about it"
+    assert "Anne told out loud about the election." in out["text"]
+    with pytest.raises(StoryError, match=r"action 1 \(broadcast_communication\): nobody else is "
+                                         r"in the kitchen to hear Anne"):
+        track(story(enter("Anne", "kitchen"), announce("Anne", "election")))
+
+
+def test_modifier_preconditions():
+    with pytest.raises(StoryError, match="Beth already witness"):
+        track(story(enter("Anne", "kitchen"), enter("Beth", "kitchen"),
+                    put("Anne", "apple", "box", peeking=["Beth"])))
+    with pytest.raises(StoryError, match="Beth cannot be distracted: not a witness"):
+        track(story(enter("Anne", "kitchen"), put("Anne", "apple", "box", distracted=["Beth"])))
+    with pytest.raises(StoryError, match="Anne performs the action"):
+        track(story(enter("Anne", "kitchen"), put("Anne", "apple", "box", peeking=["Anne"])))
+
+
+# --------------------------------------------------------------------------- questions
+def test_memory_questions_at_every_change_point_and_ambiguous_ones_skipped():
+    out = labels(enter("Anne", "kitchen"), put("Anne", "apple", "box"),
+                 put("Anne", "apple", "basket"), carry("Anne", "apple", "garden"))
+    mem = {q["question"]: (q["answer"], q["before_action"]) for q in out["questions"]
+           if q["kind"] == "memory_before"}
+    assert mem == {
+        "In which container was the apple before Anne moved the apple to the basket?": ("box", 2),
+        "In which container was the apple before Anne moved the apple to the garden?":
+            ("basket", 3),
+        "In which room was the apple before Anne moved the apple to the garden?": ("kitchen", 3),
+    }
+    # The same move twice: "before Anne moved the apple to the box" would not say which time.
+    out = labels(enter("Anne", "kitchen"), put("Anne", "apple", "box"),
+                 put("Anne", "apple", "basket"), put("Anne", "apple", "box"))
+    assert [q["question"] for q in out["questions"] if q["kind"] == "memory_before"] == [
+        "In which container was the apple before Anne moved the apple to the basket?"]
+
+
+def test_interesting_is_per_group_of_questions_differing_only_in_people():
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), put("Anne", "apple", "box"))
+    assert not any(q["interesting"] for q in out["questions"])  # everyone agrees
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), put("Anne", "apple", "box"),
+                 leave("Beth", "kitchen"), put("Anne", "apple", "basket"))
+    flags = {q["question"]: q["interesting"] for q in out["questions"]}
+    assert flags["In which container will Beth search for the apple?"]
+    assert flags["In which container will Anne search for the apple?"]
+    assert not flags["In which room will Anne search for the apple?"]  # all answer kitchen
+    assert not flags["In which container is the apple now?"]
+
+
+def test_question_fields_follow_the_contract():
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), put("Anne", "apple", "box"),
+                 salt("Anne"), tell("Anne", "Beth", "election"))
+    required = {"order", "kind", "property", "people", "thing", "state_value", "before_action",
+                "question", "answer", "answer_type", "false_belief", "interesting"}
+    for q in out["questions"]:
+        assert required <= set(q)
+        assert q["kind"] in {"belief", "ground_truth", "memory_beginning", "memory_before"}
+        assert q["property"] in {"room_location", "container_location", "knowledge", "state"}
+        assert (q["order"] == 0) == (q["people"] == [])
+    state = ask(out, "Does Anne believe that Beth believes that the apple is salted? Answer yes "
+                     "or no.")
+    assert state["state_value"] == "is salted" and state["thing"] == "apple"
+    assert state["answer_type"] == "yes_no" and state["answer"] == "yes"
+
+
+# --------------------------------------------------------------------------- higher orders
+def test_third_and_fourth_order_beliefs_with_a_secret_witness():
+    # Anne and Beth see the apple put in the basket. Beth leaves; Anne moves the apple to the
+    # box while Beth peeks in secret. Anne does not know Beth saw it.
+    actions = (enter("Anne", "kitchen"), enter("Beth", "kitchen"),
+               put("Anne", "apple", "basket"), leave("Beth", "kitchen"),
+               put("Anne", "apple", "box", peeking=["Beth"]))
+    out = labels(*actions, max_order=4)
+    q = "In which container does {} think that {} will search for the apple?"
+    assert answer(out, "In which container will Beth search for the apple?") == "box"
+    assert answer(out, q.format("Anne", "Beth")) == "basket"
+    assert answer(out, q.format("Beth", "Anne")) == "box"
+    # Beth knows Anne thinks Beth still believes "basket".
+    third = ask(out, "In which container does Beth think that Anne thinks that Beth will search "
+                     "for the apple?")
+    assert third["answer"] == "basket" and third["order"] == 3
+    assert third["people"] == ["Beth", "Anne", "Beth"]
+    fourth = ask(out, "In which container does Beth think that Anne thinks that Beth thinks that "
+                      "Anne will search for the apple?")
+    assert fourth["answer"] == "basket" and fourth["order"] == 4
+    assert answer(out, "In which container does Anne think that Beth thinks that Anne will search "
+                       "for the apple?") == "basket"
+    assert max(q["order"] for q in out["questions"]) == 4
+    assert max(q["order"] for q in labels(*actions)["questions"]) == 2
+
+
+def test_third_order_state_and_knowledge_templates_nest():
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), enter("Carl", "kitchen"),
+                 leave("Carl", "kitchen"), salt("Anne"), tell("Anne", "Beth", "election"),
+                 max_order=3)
+    assert answer(out, "Does Anne believe that Beth believes that Carl believes that the apple is "
+                       "salted? Answer yes or no.") == "no"
+    assert answer(out, "Does Beth believe that Anne believes that Beth believes that the apple is "
+                       "salted? Answer yes or no.") == "yes"
+    assert answer(out, "What does Anne think that Beth thinks about Anne's belief on the "
+                       "election? (knows about it / does not know about it)") == "knows about it"
+    assert answer(out, "What does Carl think that Anne thinks about Beth's belief on the "
+                       "election? (knows about it / does not know about it)") \
+        == "does not know about it"
