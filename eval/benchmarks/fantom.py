@@ -132,9 +132,10 @@ def _set_rows(rec, file: Path, i: int, context: str, seed: int) -> list[Row]:
             fail(file, where, f"field '{key}s_binary' must be a list")
         golds = []
         for j, qa in enumerate(binaries):
-            gold = get(qa, "correct_answer", file, f"{where} {key}s_binary[{j}]")
+            w = f"{where} {key}s_binary[{j}]"
+            gold = get(qa, "correct_answer", file, w)
             if gold not in ("yes", "no", "no:long"):
-                fail(file, f"{where} {key}s_binary[{j}]", f"field 'correct_answer' must be yes, no or no:long, got {gold!r}")
+                fail(file, w, f"field 'correct_answer' must be yes, no or no:long, got {gold!r}")
             golds.append(gold)
         full_access = "inaccessible" if any(g != "yes" for g in golds) else None
         for j, qa in enumerate(binaries):

@@ -105,19 +105,20 @@ def _question_file(folder: Path, stem: str) -> Path:
 
 def _row(item, story, key: str, i: int, file: Path, meta_path: Path, genre: str, order: str,
          long: bool) -> Row:
-    where = f"record {key!r} question {i}"
-    narrative = get(story, "narrative", meta_path, f"record {key!r}")
-    plot = get(story, "plot_info", meta_path, f"record {key!r}", dict)
-    places = [get(plot, k, meta_path, f"record {key!r} plot_info") for k in ("original_place", "move_to_place")]
-    mover = get(plot, "mover", meta_path, f"record {key!r} plot_info")
-    observer = get(plot, "observer", meta_path, f"record {key!r} plot_info")
+    where, in_meta = f"record {key!r} question {i}", f"record {key!r}"
+    narrative = get(story, "narrative", meta_path, in_meta)
+    plot = get(story, "plot_info", meta_path, in_meta, dict)
+    in_plot = f"{in_meta} plot_info"
+    places = [get(plot, k, meta_path, in_plot) for k in ("original_place", "move_to_place")]
+    mover = get(plot, "mover", meta_path, in_plot)
+    observer = get(plot, "observer", meta_path, in_plot)
     question = get(item, "question", file, where).strip()
-    raw = item.get("answer") if isinstance(item, dict) else None
+    raw = get(item, "answer", file, where, (str, list))
     if isinstance(raw, list):  # a few multi-hop answers are lists padded with 'corrupted'
         kept = [a for a in raw if isinstance(a, str) and a != "corrupted"]
-        raw = kept[0] if len(kept) == 1 else None
-    if not isinstance(raw, str) or not raw.strip():
-        fail(file, where, f"field 'answer' must be a non-empty string, got {short_repr(item.get('answer') if isinstance(item, dict) else item)}")
+        if len(kept) != 1 or not kept[0].strip():
+            fail(file, where, f"field 'answer' lists no single answer: {short_repr(raw)}")
+        raw = kept[0]
     gold = raw.strip()
     subtype = genre
     choices: list[str] = []

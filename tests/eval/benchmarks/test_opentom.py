@@ -172,3 +172,17 @@ def test_corrupt_json_and_missing_meta(copy, tmp_path):
     (copy / "location_cg_so.json").write_text("\n".join(text))
     assert "location_cg_so.json: line 5: invalid JSON" in one_line_error(copy)
     assert "no meta_data.json" in one_line_error(tmp_path / "elsewhere")
+
+
+def test_release_quirks_in_multihop_answers(copy):
+    multihop = json.loads((copy / "multihop_so.json").read_text())
+    access = [k for k, qs in multihop.items() if "accessibility" in qs[0]["question"]]
+    assert len(access) >= 2
+    multihop[access[0]][0]["answer"] = "more accessible|less accessible"
+    multihop[access[1]][0]["answer"] = ["corrupted", "less accessible"]
+    (copy / "multihop_so.json").write_text(json.dumps(multihop, indent=4))
+    got = {meta(r)["story"]: meta(r)["gold_label"] for r in load(copy) if meta(r)["task"] == "multihop/second"}
+    assert got[access[0]] == "equally accessible" and got[access[1]] == "less accessible"
+    multihop[access[1]][0]["answer"] = ["corrupted"]
+    (copy / "multihop_so.json").write_text(json.dumps(multihop, indent=4))
+    assert "field 'answer' lists no single answer" in one_line_error(copy)
