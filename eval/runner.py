@@ -30,7 +30,7 @@ from eval.benchmarks import get_benchmark
 from eval.benchmarks.base import REPO_ROOT, Benchmark, BenchmarkFormatError, Record, Row, record_for
 from eval.results import SCHEMA_VERSION, write_json
 from eval.rows import SYSTEM_PROMPT
-from eval.suites import BenchmarkEntry, Suite
+from eval.suites import Suite
 
 Log = Callable[[str], None]
 
@@ -127,11 +127,10 @@ class SampleFile:
 class Task:
     """One benchmark of a run, loaded and ready to generate."""
 
-    entry: BenchmarkEntry
     benchmark: Benchmark
     rows: list[Row]
-    config: GenerationConfig
-    data: str | None
+    config: GenerationConfig = GenerationConfig()
+    data: str | None = None  # where the rows came from, for the record
 
 
 @dataclass
@@ -280,7 +279,7 @@ def load_tasks(suite: Suite, *, limit: int | None = None, data: dict[str, str] |
             raise
         if not rows:
             raise ValueError(f"{entry.name}: no rows in {path or bench.default_path()}")
-        tasks.append(Task(entry, bench, rows, suite.generation_for(entry, overrides),
+        tasks.append(Task(bench, rows, suite.generation_for(entry, overrides),
                           str(path) if path else None))
     if not tasks:
         raise ValueError(f"suite {suite.name!r}: no benchmark has data; give --data NAME=PATH")
@@ -295,29 +294,46 @@ def run_suite(
     limit: int | None = None,
     data: dict[str, str] | None = None,
     overrides: dict[str, Any] | None = None,
+    skip_missing: bool = False,
+    log: Log = _stderr,
+    **options: Any,
+) -> dict[str, Any]:
+    """Evaluate `backend` on every benchmark of `suite` (see `run_tasks` for the options)."""
+    tasks = load_tasks(suite, limit=limit, data=data, overrides=overrides,
+                       skip_missing=skip_missing, log=log)
+    return run_tasks(tasks, backend, output_dir, suite_name=suite.name,
+                     generation=suite.generation_for(None, overrides), log=log, **options)
+
+
+def run_tasks(
+    tasks: list[Task],
+    backend: Backend,
+    output_dir: str | Path,
+    *,
+    suite_name: str = "custom",
+    generation: GenerationConfig | None = None,
     label: str | None = None,
     fresh: bool = False,
-    skip_missing: bool = False,
     progress: bool = True,
     report: bool = True,
     log: Log = _stderr,
 ) -> dict[str, Any]:
-    """Evaluate `backend` on every benchmark of `suite`; returns the results dict, also written
-    to `output_dir/results.json` (after each benchmark) with `samples/` and the report."""
+    """Evaluate `backend` on loaded benchmarks; returns the results dict, also written to
+    `output_dir/results.json` (after each benchmark) with `samples/` and the report.
+    `generation` is the run-level setting recorded at the top of the results (each benchmark
+    records its own)."""
     out = Path(output_dir)
     samples_dir = out / "samples"
     samples_dir.mkdir(parents=True, exist_ok=True)
-    tasks = load_tasks(suite, limit=limit, data=data, overrides=overrides,
-                       skip_missing=skip_missing, log=log)
     commit, dirty = git_state()
     started = time.time()
     results: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "suite": suite.name,
+        "suite": suite_name,
         "label": label or str(backend.model).rstrip("/").split("/")[-1],
         "model": backend.model,
         "backend": backend.describe(),
-        "generation": suite.generation_for(None, overrides).as_dict(),
+        "generation": (generation or (tasks[0].config if tasks else GenerationConfig())).as_dict(),
         "prompt_template_hash": None,
         "git_commit": commit,
         "git_dirty": dirty,

@@ -1,0 +1,239 @@
+"""The runner end to end with scripted backends over a tiny benchmark defined here: scores,
+results.json, per-sample files, resume after an interruption, cache invalidation, sampling."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eval.backends.base import Completion, GenerationConfig, ScriptedBackend
+from eval.benchmarks.base import Benchmark
+from eval.rows import make_row, user_text
+from eval.runner import Task, run_tasks
+from eval.results import load_results
+
+# Ten questions of every answer type, with an order breakdown as Hi-ToM/ExploreToM have.
+ITEMS = [
+    ("Where will Sally look for the ball?", "basket", "short", [], 1),
+    ("Where is the ball really?", "box", "short", [], 0),
+    ("Which container? (A) box (B) basket", "B", "choice", ["box", "basket"], 1),
+    ("Which container first? (A) box (B) basket", "A", "choice", ["box", "basket"], 0),
+    ("Does Anne know where the ball is?", "yes", "yes_no", [], 1),
+    ("Does Sally know where the ball is?", "no", "yes_no", [], 2),
+    ("Does Sally know about the move?", "does not know about it", "knowledge", [], 2),
+    ("Does Anne know about the move?", "knows about it", "knowledge", [], 1),
+    ("How many balls are there? ", "2", "number", [], 0),
+    ("Where does Anne think Sally looks?", "basket", "short", [], 2),
+]
+
+
+def write_tiny(path: Path, items=ITEMS) -> Path:
+    with path.open("w") as f:
+        for i, (question, answer, kind, choices, order) in enumerate(items):
+            f.write(json.dumps({"qid": f"q{i}", "question": question, "answer": answer,
+                                "kind": kind, "choices": choices, "order": order}) + "\n")
+    return path
+
+
+def load_tiny(path: Path) -> list[dict]:
+    rows = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        rows.append(make_row(id=rec["qid"], source="tiny", user=rec["question"], answer=rec["answer"],
+                             answer_type=rec["kind"], choices=rec["choices"],
+                             meta={"order": rec["order"]}))
+    return rows
+
+
+TINY = Benchmark(name="tiny", category="tom", load=load_tiny, breakdowns=("order",))
+
+
+def tiny_task(tmp_path: Path, config=GenerationConfig(max_new_tokens=32), items=ITEMS) -> Task:
+    data = write_tiny(tmp_path / "tiny.jsonl", items)
+    return Task(TINY, TINY.load_rows(data), config, str(data))
+
+
+def answer_key(task: Task) -> dict[str, str]:
+    return {user_text(r): r["answer"] for r in task.rows}
+
+
+def perfect(task: Task) -> ScriptedBackend:
+    key = answer_key(task)
+    return ScriptedBackend(lambda conv: f"<think>x</think><answer>{key[conv[-1]['content']]}</answer>",
+                           model="perfect")
+
+
+class Interrupted(Exception):
+    pass
+
+
+class CountingBackend(ScriptedBackend):
+    """Counts the prompts it is asked, and can stop the run after `fail_after` answers."""
+
+    def __init__(self, fn, model="perfect", fail_after=None):
+        super().__init__(fn, model)
+        self.asked, self.fail_after = 0, fail_after
+
+    def generate(self, prompts, config=GenerationConfig(), *, on_result=None, progress=False):
+        self.asked += len(prompts)
+        done = 0
+
+        def wrapped(i, completion):
+            nonlocal done
+            if self.fail_after is not None and done >= self.fail_after:
+                raise Interrupted("killed midway")
+            on_result(i, completion)
+            done += 1
+
+        return super().generate(prompts, config, on_result=wrapped if on_result else None)
+
+
+def quiet(_msg):
+    pass
+
+
+def samples(out: Path) -> list[dict]:
+    return [json.loads(l) for l in (out / "samples" / "tiny.jsonl").read_text().splitlines()]
+
+
+def test_perfect_backend_end_to_end(tmp_path):
+    task = tiny_task(tmp_path)
+    out = tmp_path / "run"
+    results = run_tasks([task], perfect(task), out, suite_name="unit", log=quiet, progress=False)
+    entry = results["benchmarks"]["tiny"]
+    assert entry["score"] == 1.0 and entry["n"] == 10 and entry["n_failed"] == 0
+    assert entry["metrics"]["by_order"] == {
+        "0": {"accuracy": 1.0, "n": 3}, "1": {"accuracy": 1.0, "n": 4}, "2": {"accuracy": 1.0, "n": 3}}
+    assert entry["format_ok_rate"] == 1.0
+    on_disk = load_results(out / "results.json")
+    for key in ("model", "backend", "generation", "prompt_template_hash", "git_commit",
+                "started_at", "finished_at", "duration_s"):
+        assert key in on_disk
+    assert on_disk["schema_version"] == 1 and on_disk["model"] == "perfect"
+    assert on_disk["backend"]["backend"] == "scripted"
+    assert entry["generation"]["max_new_tokens"] == 32 and entry["generation"]["temperature"] == 0.0
+    lines = samples(out)
+    assert [l["id"] for l in lines] == [f"q{i}" for i in range(10)]
+    first = lines[0]
+    assert first["prompt"] == task.rows[0]["prompt"] and first["gold"] == "basket"
+    assert first["extracted"] == "basket" and first["correct"] is True
+    assert first["meta"] == {"order": 1} and first["response"].startswith("<think>")
+    md = (out / "report.md").read_text()
+    assert "| Model | tiny | Avg |" in md and "| perfect | 100.00 | 100.00 |" in md
+    html = (out / "report.html").read_text()
+    assert "<table>" in html and "data:image/png;base64," in html
+    assert (out / "report_scores.png").stat().st_size > 1000
+
+
+def test_constant_backend_scores_chance(tmp_path):
+    items = [(f"Question {i}? (A) box (B) basket", "AB"[i % 2], "choice", ["box", "basket"], 0)
+             for i in range(8)]
+    task = tiny_task(tmp_path, items=items)
+    backend = ScriptedBackend(lambda conv: "<think>guess</think><answer>A</answer>", model="always-A")
+    results = run_tasks([task], backend, tmp_path / "run", log=quiet, progress=False, report=False)
+    assert results["benchmarks"]["tiny"]["score"] == pytest.approx(0.5)
+
+
+def test_interrupted_run_resumes_without_duplicates(tmp_path):
+    task = tiny_task(tmp_path)
+    key = answer_key(task)
+    fn = lambda conv: f"<think>x</think><answer>{key[conv[-1]['content']]}</answer>"  # noqa: E731
+    out = tmp_path / "run"
+    with pytest.raises(Interrupted):
+        run_tasks([task], CountingBackend(fn, fail_after=4), out, log=quiet, progress=False)
+    assert len(samples(out)) == 4  # written as they came, before the crash
+    again = CountingBackend(fn)
+    resumed = run_tasks([task], again, out, log=quiet, progress=False)
+    assert again.asked == 6  # only what was missing
+    ids = [l["id"] for l in samples(out)]
+    assert sorted(ids) == sorted(set(ids)) and len(ids) == 10
+    clean = run_tasks([task], CountingBackend(fn), tmp_path / "clean", log=quiet, progress=False)
+    assert resumed["benchmarks"]["tiny"]["metrics"] == clean["benchmarks"]["tiny"]["metrics"]
+    assert resumed["benchmarks"]["tiny"]["n_cached"] == 4
+    third = CountingBackend(fn)
+    run_tasks([task], third, out, log=quiet, progress=False)
+    assert third.asked == 0
+
+
+def test_cache_is_reused_only_for_same_settings_and_prompt(tmp_path):
+    task = tiny_task(tmp_path)
+    key = answer_key(task)
+    fn = lambda conv: f"<think>x</think><answer>{key.get(conv[-1]['content'], 'box')}</answer>"  # noqa: E731
+    out = tmp_path / "run"
+    run_tasks([task], CountingBackend(fn), out, log=quiet, progress=False, report=False)
+    other_settings = Task(task.benchmark, task.rows, GenerationConfig(max_new_tokens=64), task.data)
+    b = CountingBackend(fn)
+    run_tasks([other_settings], b, out, log=quiet, progress=False, report=False)
+    assert b.asked == 10 and len(samples(out)) == 10  # file started afresh
+    b = CountingBackend(fn, model="another-model")
+    run_tasks([other_settings], b, out, log=quiet, progress=False, report=False)
+    assert b.asked == 10
+    changed = [dict(r) for r in other_settings.rows]
+    changed[3]["prompt"] = [{"role": "user", "content": "A reworded question?"}]
+    b = CountingBackend(fn, model="another-model")
+    run_tasks([Task(task.benchmark, changed, other_settings.config)], b, out, log=quiet,
+              progress=False, report=False)
+    assert b.asked == 1
+    b = CountingBackend(fn, model="another-model")
+    run_tasks([Task(task.benchmark, changed, other_settings.config)], b, out, log=quiet,
+              progress=False, report=False, fresh=True)
+    assert b.asked == 10
+
+
+def test_cut_off_last_line_is_redone(tmp_path):
+    task = tiny_task(tmp_path)
+    out = tmp_path / "run"
+    run_tasks([task], perfect(task), out, log=quiet, progress=False, report=False)
+    path = out / "samples" / "tiny.jsonl"
+    text = path.read_text()
+    path.write_text(text[: len(text) - 40])  # a kill in the middle of writing the last line
+    messages = []
+    b = CountingBackend(perfect(task).fn)
+    results = run_tasks([task], b, out, log=messages.append, progress=False, report=False)
+    assert b.asked == 1 and results["benchmarks"]["tiny"]["score"] == 1.0
+    assert any("line 10: unreadable" in m for m in messages)
+
+
+def test_failed_prompts_are_not_cached_and_are_retried(tmp_path):
+    task = tiny_task(tmp_path)
+    good = perfect(task)
+
+    class Flaky(ScriptedBackend):
+        def generate(self, prompts, config=GenerationConfig(), *, on_result=None, progress=False):
+            out = []
+            for i, conv in enumerate(prompts):
+                c = (Completion(error="HTTP 503 after 5 retries") if "Sally" in conv[-1]["content"]
+                     else Completion(texts=[good.fn(conv)]))
+                on_result(i, c)
+                out.append(c)
+            return out
+
+    results = run_tasks([task], Flaky(good.fn, "perfect"), tmp_path / "run", log=quiet, progress=False,
+                        report=False)
+    entry = results["benchmarks"]["tiny"]
+    assert entry["n_failed"] == 4 and entry["n"] == 6 and entry["score"] == 1.0
+    b = CountingBackend(good.fn)
+    results = run_tasks([task], b, tmp_path / "run", log=quiet, progress=False, report=False)
+    assert b.asked == 4 and results["benchmarks"]["tiny"]["n"] == 10
+
+
+def test_several_samples_per_prompt_average_over_samples(tmp_path):
+    config = GenerationConfig(max_new_tokens=32, temperature=1.0, n=2)
+    task = tiny_task(tmp_path, config)
+    key = answer_key(task)
+    calls = {"k": 0}
+
+    def alternate(conv):
+        calls["k"] += 1
+        gold = key[conv[-1]["content"]]
+        return f"<think>x</think><answer>{gold if calls['k'] % 2 else 'the moon'}</answer>"
+
+    results = run_tasks([task], ScriptedBackend(alternate, "sampler"), tmp_path / "run", log=quiet,
+                        progress=False, report=False)
+    entry = results["benchmarks"]["tiny"]
+    assert entry["samples_per_prompt"] == 2 and entry["n"] == 10
+    assert entry["score"] == pytest.approx(0.5)
+    assert entry["metrics"]["by_order"]["1"]["accuracy"] == pytest.approx(0.5)
+    lines = samples(tmp_path / "run")
+    assert len(lines) == 20 and {l["sample"] for l in lines} == {0, 1}
