@@ -94,9 +94,14 @@ class Conditions:
             raise ValueError(f"moves ({self.moves}) cannot exceed max_actions ({self.max_actions})")
         if self.asymmetric and self.max_asymmetric < 1:
             raise ValueError("max_asymmetric must be >= 1 with asymmetry")
-        if self.people < 2 and (self.aset.kinds & {CHIT_PRIVATE, CHIT_PUBLIC, *INFO}) >= \
-                self.aset.distinguishing[0]:
-            raise ValueError(f"action set {self.action_set} needs at least 2 people")
+        talk = {CHIT_PRIVATE, CHIT_PUBLIC, *INFO}
+        for group in self.aset.distinguishing:
+            if group <= talk and self.people < 2:
+                raise ValueError(f"action set {self.action_set} needs communication, so at "
+                                 "least 2 people")
+            if group == {MOVE_ROOM} and self.rooms < 2:
+                raise ValueError(f"action set {self.action_set} needs move_object_room, so at "
+                                 "least 2 rooms")
 
     @property
     def aset(self) -> ActionSet:

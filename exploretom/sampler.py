@@ -149,13 +149,21 @@ class StorySampler:
         cond = self.cond
         unmet_groups = [g for g in cond.aset.distinguishing
                         if not any(kind_of(a) in g for a in t.actions)]
+        # Slack: steps the story can still spend on actions that fulfil no requirement. As it
+        # runs out, the kinds still needed crowd out the rest (entering, leaving, ...).
+        needed_important = cond.moves - prog.important
+        needed_other = sum(1 for g in unmet_groups if not g <= IMPORTANT)
+        slack = cond.max_actions - len(t.actions) - needed_important - needed_other
+        pressure = 1.0 if slack > 3 else 3.0 * (4 - max(slack, 0))
         out = []
         for k in self.kinds:
             w = KIND_WEIGHTS[k]
             if k in IMPORTANT and prog.important >= cond.moves:
                 continue
             if any(k in g for g in unmet_groups):
-                w *= 3.0
+                w *= 3.0 * pressure
+            elif k in IMPORTANT:
+                w *= pressure
             out.append((k, w))
         return out
 

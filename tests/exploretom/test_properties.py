@@ -1,0 +1,169 @@
+"""Invariants of the tracker and the questions over many random stories (hypothesis)."""
+import dataclasses
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from exploretom.action_sets import ACTION_SETS, Conditions
+from exploretom.label import label_story, track
+from exploretom.lexicon import sample_context
+from exploretom.questions import KNOWS, NOT_KNOWS
+from exploretom.sampler import StorySampler, sample_story
+from exploretom.story import ENTER, MOVE_ROOM, Action, parse_story
+from exploretom.tracker import StoryError, Tracker
+
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+seeds = st.integers(0, 10**9)
+action_sets = st.sampled_from(sorted(ACTION_SETS))
+
+
+def sampled(seed, aset, asym, max_order=2):
+    cond = Conditions(aset, people=3, moves=3, rooms=2, max_actions=12, asymmetric=asym)
+    return sample_story(cond, random.Random(seed), f"h{seed}", max_order=max_order)
+
+
+def watched_story(seed: int, aset: str) -> Tracker:
+    """A random story with a watcher who stays in one room and secretly witnesses every action
+    that happens out of sight; other people may be distracted at random."""
+    rng = random.Random(seed)
+    ctx = sample_context(rng, people=4, rooms=2)
+    watcher = ctx.people[0]
+    sampler = StorySampler(Conditions(aset, 4, 3, 2, 16), ctx, rng)
+    kinds = [k for k in sampler.kinds if k != MOVE_ROOM]  # takes no peeker: cannot be watched
+    t = Tracker(2)
+    t.apply(Action(ENTER, watcher, room=ctx.rooms[0]))
+    for _ in range(rng.randint(3, 15)):
+        options = [a for a in sampler.candidates(t, rng.choice(kinds))
+                   if watcher not in (a.person, a.listener)]
+        rng.shuffle(options)
+        for a in options:
+            w = sampler.witnesses(t, a)
+            if watcher not in w:
+                a = dataclasses.replace(a, peeking=(watcher,))
+            others = sorted(w - {a.person, watcher})
+            if others and rng.random() < 0.25:
+                a = dataclasses.replace(a, distracted=(rng.choice(others),))
+            try:
+                t.apply(a)
+                break
+            except StoryError:
+                continue
+    return t
+
+
+@SETTINGS
+@given(seed=seeds, aset=action_sets)
+def test_a_person_who_observed_every_action_holds_only_true_beliefs(seed, aset):
+    t = watched_story(seed, aset)
+    watcher = t.people[0]
+    assert all(watcher in obs for obs in t.observers)
+    me = (watcher,)
+    for obj in t.objects:
+        assert t.location(me, obj) == t.location((), obj)
+        for st_type in t.state_types.get(obj, ()):
+            key = ("state", obj, st_type)
+            assert t.belief(me, key) == t.belief((), key)
+    if not any(a.distracted for a in t.actions):  # nobody can see a distraction
+        for topic in t.topics:
+            for p in t.people:
+                assert t.knows(me, p, topic) == t.knows((), p, topic)
+    # So none of the watcher's first-order answers is a false belief.
+    labelled = [q for q in _questions(t) if q["people"] == [watcher]]
+    assert not any(q["false_belief"] for q in labelled)
+
+
+def _questions(t):
+    from exploretom.questions import generate_questions
+    return generate_questions(t)
+
+
+def _touches(t: Tracker, i: int, rooms_before: dict[str, str | None]) -> tuple[set, set, set]:
+    """People, rooms and things an action involves (for the independence test)."""
+    a = t.actions[i]
+    people = set(a.people()) | t.observers[i]
+    rooms = {t.action_rooms[i], a.room, rooms_before.get(a.person)} - {"", None}
+    for r in list(rooms):
+        people |= {p for p, room in rooms_before.items() if room == r}
+    things = {a.object, a.topic.entity if a.topic and not a.topic.is_abstract else ""} - {""}
+    return people, rooms, things
+
+
+def _comparable(labelled):
+    qs = [{k: v for k, v in q.items() if k != "before_action"} for q in labelled["questions"]]
+    return sorted(qs, key=lambda q: (q["question"], q["answer"]))
+
+
+@SETTINGS
+@given(seed=seeds, aset=action_sets, asym=st.booleans())
+def test_labels_do_not_depend_on_the_order_of_independent_actions(seed, aset, asym):
+    story, _ = sampled(seed, aset, asym)
+    actions = list(story.actions)
+    replay = Tracker(2)
+    before = []
+    for a in actions:
+        before.append(dict(replay.person_room))
+        replay.apply(a)
+    swapped_any = False
+    for i in range(len(actions) - 1):
+        p1, r1, o1 = _touches(replay, i, before[i])
+        p2, r2, o2 = _touches(replay, i + 1, before[i + 1])
+        if p1 & p2 or r1 & r2 or o1 & o2:
+            continue
+        swapped = actions[:i] + [actions[i + 1], actions[i]] + actions[i + 2:]
+        try:
+            relabelled = label_story(dataclasses.replace(story, actions=tuple(swapped)))
+        except StoryError:
+            continue
+        assert _comparable(relabelled) == _comparable(label_story(story))
+        swapped_any = True
+    del swapped_any  # many stories have no independent neighbours; that is fine
+
+
+@SETTINGS
+@given(seed=seeds, aset=action_sets, asym=st.booleans())
+def test_every_answer_names_an_entity_of_the_story(seed, aset, asym):
+    story, tracker = sampled(seed, aset, asym)
+    rooms = {a.room for a in story.actions if a.room}
+    containers = {a.container for a in story.actions if a.container}
+    people = set(tracker.people)
+    text = label_story(story)["text"]
+    for q in label_story(story)["questions"]:
+        expected = {"room_location": rooms, "container_location": containers,
+                    "state": {"yes", "no"}}.get(q["property"])
+        if q["property"] == "knowledge":
+            expected = {"yes", "no"} if q["order"] == 1 else {KNOWS, NOT_KNOWS}
+        assert q["answer"] in expected, q
+        if q["answer_type"] == "short":
+            assert f"the {q['answer']}" in text  # named in the story as written
+        assert set(q["people"]) <= people
+        assert q["thing"] in q["question"]
+
+
+@SETTINGS
+@given(seed=seeds, aset=action_sets, asym=st.booleans())
+def test_sampled_stories_meet_their_conditions_and_relabel_identically(seed, aset, asym):
+    story, tracker = sampled(seed, aset, asym)
+    cond = Conditions(aset, 3, 3, 2, 12, asym)
+    assert cond.is_desired(story.actions), cond.unmet(list(story.actions))
+    # The JSON round trip through `label` gives exactly what `sample --label` wrote.
+    again = label_story(parse_story(story.to_json()))
+    from exploretom.questions import generate_questions
+    assert again["questions"] == generate_questions(tracker)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=seeds, aset=action_sets)
+def test_higher_max_order_keeps_the_lower_order_labels(seed, aset):
+    story, _ = sampled(seed, aset, True)
+    low = label_story(story, 2)["questions"]
+    high = label_story(story, 4)["questions"]
+    strip = [{k: v for k, v in q.items() if k != "interesting"} for q in high if q["order"] <= 2]
+    assert strip == [{k: v for k, v in q.items() if k != "interesting"} for q in low]
+    # False belief at order n means the answer differs from the world's.
+    world = {(q["property"], q["thing"]): q["answer"] for q in high if q["kind"] == "ground_truth"}
+    for q in high:
+        if q["kind"] == "belief" and q["property"] in ("room_location", "container_location"):
+            assert q["false_belief"] == (q["answer"] != world.get((q["property"], q["thing"])))
+    assert track(story, 4).max_order == 4
