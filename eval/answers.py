@@ -120,7 +120,7 @@ def extract_answer(completion: str, *, fallback: bool = True) -> str | None:
             if key not in seen:
                 seen.add(key)
                 distinct.append(b)
-        return distinct[0] if len(distinct) == 1 else "\n".join(distinct)
+        return _unbox(distinct[0]) if len(distinct) == 1 else "\n".join(distinct)
     if not fallback:
         return None
 
@@ -128,7 +128,7 @@ def extract_answer(completion: str, *, fallback: bool = True) -> str | None:
     tail = re.sub(r"(?i)</?think>", " ", tail)
     marked = _last_answer_line(tail)
     if marked:
-        return marked
+        return _unbox(marked)
     boxed = _last_boxed(tail)
     if boxed is not None and boxed.strip():
         return boxed.strip()
@@ -175,6 +175,16 @@ def _last_answer_line(text: str) -> str | None:
         return None
     found = found.strip().rstrip(".").strip()
     return found or None
+
+
+def _unbox(text: str) -> str:
+    """`\\boxed{X}` -> `X` when the box holds the whole answer."""
+    t = text.strip()
+    if t.startswith(("\\boxed{", "\\fbox{")) and t.endswith("}"):
+        inner = _last_boxed(t)
+        if inner is not None and t.endswith(inner + "}") and t.index("{") + 1 + len(inner) + 1 == len(t):
+            return inner.strip()
+    return text
 
 
 def _last_boxed(text: str) -> str | None:
@@ -263,8 +273,9 @@ _CHOICE_PREFIX = re.compile(
 )
 # an option letter written as a letter: standalone, optionally bracketed
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'’])[\(\[]?([A-Z])[\)\]]?(?![A-Za-z0-9'’])")
+# groups: opening bracket, letter, closing bracket, "." or ":", the rest
 _LEADING_LETTER = re.compile(
-    r"^[\(\[]?([A-Za-z])(?:[\)\]]\s*[.:]?|[.:](?=\s|$)|(?=\s|$))\s*(.*)$", re.S
+    r"^([\(\[])?([A-Za-z])(?:([\)\]])\s*[.:]?|([.:])(?=\s|$)|(?=\s|$))\s*(.*)$", re.S
 )
 
 
@@ -293,25 +304,43 @@ def _named_options(answer: str, letters: str, choices: list[str]) -> set[str]:
     lone = re.fullmatch(r"[\W_]*([A-Za-z])[\W_]*", s)
     if lone and lone.group(1).upper() in letters:
         return {lone.group(1).upper()}
-    norm_options = [normalize(c) for c in choices]
+    # the exact option text: compared as written first (signs and brackets matter in "e^(-3J)"),
+    # then normalised
+    squashed = _squash(s)
+    exact = {letters[i] for i, c in enumerate(choices) if squashed and _squash(c) == squashed}
+    if len(exact) == 1:
+        return exact
+    norm_options = [normalize(_clean(c)) for c in choices]
+    # a leading letter ("B) text", "(C) ...") before the normalised comparison, which would drop
+    # the letter A as an article
+    m = _LEADING_LETTER.match(s)
+    if m:
+        letter, rest = m.group(2), m.group(5)
+        marked = bool(m.group(3) or m.group(4))  # "(B)", "B)", "B.", "B:"
+        article = not marked and letter in "AI" and _reads_as_word(rest)
+        if letter.upper() in letters and (letter.isupper() or marked) and not article:
+            letter = letter.upper()
+            own = letters.index(letter)
+            norm_rest = normalize(rest)
+            # "B) <the text of option B>": the option text may itself hold capitals ("A = x")
+            if own < len(choices) and rest and (
+                _squash(rest) == _squash(choices[own]) or norm_rest == norm_options[own]
+            ):
+                return {letter}
+            named = {letter} | _letter_tokens(rest, letters)
+            named |= {letters[i] for i, o in enumerate(norm_options) if o and o == norm_rest}
+            return named
     ns = normalize(s)
     if not ns:
         return set()
     exact = {letters[i] for i, o in enumerate(norm_options) if o and o == ns}
     if exact:
         return exact
-    m = _LEADING_LETTER.match(s)
-    if m:
-        letter, rest = m.group(1), m.group(2)
-        bare = rest == "" or s[0] in "([" or (len(s) > 1 and s[1] in ").:]")
-        article = not bare and letter in "AI" and _reads_as_word(rest)
-        if letter.upper() in letters and (letter.isupper() or bare) and not article:
-            named = {letter.upper()}
-            named |= _letter_tokens(rest, letters)
-            norm_rest = normalize(rest)
-            named |= {letters[i] for i, o in enumerate(norm_options) if o and o == norm_rest}
-            return named
     return _letter_tokens(s, letters) | _mentioned_options(ns, norm_options, letters)
+
+
+def _squash(text: str) -> str:
+    return " ".join(_clean(text).casefold().split()).rstrip(".")
 
 
 def _letter_tokens(text: str, letters: str) -> set[str]:
@@ -432,7 +461,7 @@ def _is_short(extracted: str, gold: str, choices: list[str]) -> bool:
         return False
     if choices:
         letters = _LETTERS[: len(choices)]
-        norm_options = [normalize(c) for c in choices]
+        norm_options = [normalize(_clean(c)) for c in choices]
         mentioned = _mentioned_options(n, norm_options, letters)
         gold_letters = {letters[i] for i, o in enumerate(norm_options) if o == g}
         if mentioned - gold_letters:

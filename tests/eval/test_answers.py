@@ -118,6 +118,24 @@ def test_choice_letter_a_is_not_an_article(answer):
     assert is_correct(answer, "A", "choice", OPTIONS)
 
 
+def test_choice_option_texts_that_look_like_letters_or_differ_only_in_signs():
+    assert is_correct("A) A", "A", "choice", ["A", "B", "C", "D"])
+    assert is_correct("B", "B", "choice", ["A", "B", "C", "D"])
+    signs = ["Z= 2 e^(3J)+6e^(-J)", "Z= 2e^(2J)", "Z= 2 e^(-3J)+6e^(J)"]
+    assert is_correct("Z= 2 e^(3J)+6e^(-J)", "A", "choice", signs)
+    assert is_correct("A) Z= 2 e^(3J)+6e^(-J)", "A", "choice", signs)
+    assert not is_correct("Z= 2 e^(-3J)+6e^(J)", "A", "choice", signs)
+    pairs = ["A = benzoquinone, B = dimethyl fumarate", "A = benzoquinone, B = methanol"]
+    assert is_correct("(B) A = benzoquinone, B = methanol", "B", "choice", pairs)
+    assert is_correct("$\\mathrm{NaOH}$ solution", "A", "choice", ["$\\mathrm{NaOH}$ solution", "KOH"])
+
+
+def test_boxed_whole_answer_is_unwrapped():
+    assert extract_answer(tagged("\\boxed{Sally, Anne}")) == "Sally, Anne"
+    assert extract_answer("Final answer: \\boxed{\\frac{1}{2}}") == "\\frac{1}{2}"
+    assert extract_answer(tagged("\\boxed{1}+\\boxed{2}")) == "\\boxed{1}+\\boxed{2}"
+
+
 def test_choice_nested_option_texts():
     opts = ["Sally", "Sally's mother", "Anne"]
     assert is_correct("Sally's mother", "B", "choice", opts)
