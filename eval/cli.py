@@ -8,8 +8,9 @@
     python -m eval list
 
 Expected failures (missing or malformed files, unknown names, invalid suites, a backend that
-cannot start) print one line `error: ...` and exit with status 2; an interrupted run exits 130 and
-continues where it stopped when the same command is run again.
+cannot start) print one line `error: ...` and exit with status 2. A run whose backend gave up on
+some prompts (after its retries) exits 3; an interrupted run exits 130. Either continues where it
+stopped when the same command is run again.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from typing import Any, Sequence
 import yaml
 
 EXIT_ERROR = 2
+EXIT_INCOMPLETE = 3  # the run finished but some prompts failed (re-run to retry them)
 EXIT_INTERRUPTED = 130
 
 
@@ -118,6 +120,11 @@ def _run(args: argparse.Namespace) -> int:
     print(table_markdown(build_table([results])))
     print(f"\nwrote {output / 'results.json'}" + ("" if args.no_report else
           f", {output / 'report.md'} and {output / 'report.html'}"))
+    failed = sum(b.get("n_failed", 0) for b in results["benchmarks"].values())
+    if failed:
+        print(f"error: {failed} prompt(s) failed and are left out of the scores; run the same "
+              "command again to retry them", file=sys.stderr)
+        return EXIT_INCOMPLETE
     return 0
 
 

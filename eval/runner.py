@@ -44,9 +44,16 @@ def _sha(obj: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+IDENTITY_KEYS = ("revision", "base_url", "dtype", "quantization")  # settings that change answers
+
+
 def run_key(backend: Backend, config: GenerationConfig) -> str:
-    """What must match for a cached answer to be reused: who generated it, and how."""
-    return _sha({"backend": backend.name, "model": backend.model, "generation": config.as_dict()})[:16]
+    """What must match for a cached answer to be reused: who generated it, and how. (Batch size,
+    device or concurrency do not count.)"""
+    described = backend.describe()
+    identity = {k: described[k] for k in IDENTITY_KEYS if described.get(k) is not None}
+    return _sha({"backend": backend.name, "model": backend.model, **identity,
+                 "generation": config.as_dict()})[:16]
 
 
 def git_state() -> tuple[str | None, bool | None]:
