@@ -32,7 +32,9 @@ deterministic.
 """
 from __future__ import annotations
 
+import ast
 import math
+import operator
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -542,6 +544,8 @@ def _parse_expression(s: str) -> Fraction | float | None:
             return None
     if expr.count("**") > 2:
         return None
+    if "sqrt" not in expr and "pi" not in expr and "**" not in expr:
+        return _rational(expr)  # plain arithmetic: exact, and far cheaper than sympy
     # imported here: sympy takes a while to import and most answers never need it
     from sympy.parsing.sympy_parser import (
         implicit_multiplication_application,
@@ -567,6 +571,33 @@ def _parse_expression(s: str) -> Fraction | float | None:
     except (TypeError, ValueError):
         return None
     return f if math.isfinite(f) else None
+
+
+_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+               ast.Div: operator.truediv}
+
+
+def _rational(expr: str) -> Fraction | None:
+    """Exact value of + - * / arithmetic on decimal numbers, or None."""
+    try:
+        tree = ast.parse(expr.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+
+    def value(node: ast.AST) -> Fraction:
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return Fraction(str(node.value))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+            v = value(node.operand)
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+            return _ARITHMETIC[type(node.op)](value(node.left), value(node.right))
+        raise ValueError("not plain arithmetic")
+
+    try:
+        return value(tree)
+    except (ValueError, ZeroDivisionError, RecursionError):
+        return None
 
 
 def _same_number(a: Fraction | float, b: Fraction | float) -> bool:

@@ -59,6 +59,14 @@ def test_stop_strings_cut_the_text(backend):
     assert _cut_at_stop("think</answer>more", ["</answer>", "zz"]) == "think"
 
 
+def test_wraps_a_model_already_in_memory(backend):
+    config = GenerationConfig(max_new_tokens=6)
+    wrapped = HFBackend.from_objects(backend.hf_model, backend.tokenizer, name="policy")
+    assert [c.texts for c in wrapped.generate(PROMPTS[:2], config)] == [
+        c.texts for c in backend.generate(PROMPTS[:2], config)]
+    assert wrapped.describe()["model"] == "policy"
+
+
 def test_too_long_prompt_is_an_error_not_a_crash(tiny_model_dir):
     small = HFBackend(str(tiny_model_dir), device="cpu", max_input_tokens=64)
     out = small.generate([PROMPTS[0], [{"role": "user", "content": "word " * 200}]],
