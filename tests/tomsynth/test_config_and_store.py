@@ -1,0 +1,102 @@
+"""Config validation (one line naming file, line and field), CLI error handling, and the
+kill-safe append log."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tomsynth.cli import main
+from tomsynth.config import ConfigError, load_config
+from tomsynth.store import AppendLog, LogBusy, read_records
+
+REPO = Path(__file__).resolve().parents[2]
+
+GOOD = """\
+out_dir: {out}
+generator:
+  backend: anthropic
+  model: claude-opus-4-5
+  concurrency: 4
+verifier:
+  backend: openai
+  model: gemini-3-pro-preview
+  base_url: https://example.invalid/v1
+prices:
+  claude-opus-4-5: {{input: 5, output: 25}}
+"""
+
+
+def test_shipped_configs_load():
+    for path in sorted((REPO / "configs" / "tomsynth").glob("*.yaml")):
+        cfg = load_config(path)
+        assert cfg.generator.model and cfg.verifier.model, path
+
+
+def test_good_config_and_defaults(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text(GOOD.format(out=tmp_path / "o"))
+    cfg = load_config(p)
+    assert cfg.entries_per_unit == {"main": 4, "contrast": 12}
+    assert cfg.collections == ["main", "contrast"]
+    assert cfg.cache_path() == str(tmp_path / "o" / "cache.sqlite")
+    assert cfg.prices["claude-opus-4-5"].output == 25
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (("concurrency: 4", "concurrency: 0"), "line 5: generator.concurrency: Input should be greater than or equal to 1"),
+    (("backend: openai", "backend: bedrock"), "line 7: verifier.backend: Input should be 'openai' or 'anthropic'"),
+    (("  model: claude-opus-4-5\n", "  model: claude-opus-4-5\n  temprature: 1\n"), "line 5: generator.temprature: Extra inputs are not permitted"),
+    (("{input: 5, output: 25}", "{input: -5, output: 25}"), "line 11: prices.claude-opus-4-5.input: Input should be greater than or equal to 0"),
+    (("  concurrency: 4\n", "  concurrency: 4\n  options: {backoff_base: 1}\n"), "line 6: generator.options: Value error, anthropic backend option 'backoff_base': Extra inputs are not permitted"),
+    (("verifier:", "verifier: [\n"), "invalid YAML"),
+])
+def test_config_errors_are_one_line(tmp_path, edit, expected):
+    p = tmp_path / "c.yaml"
+    p.write_text(GOOD.format(out=tmp_path / "o").replace(*edit))
+    with pytest.raises(ConfigError) as e:
+        load_config(p)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(str(p))
+    assert expected.replace("Value error, ", "") in msg.replace("Value error, ", ""), msg
+
+
+def test_missing_generator_and_cli_errors(tmp_path, capsys, monkeypatch):
+    p = tmp_path / "c.yaml"
+    p.write_text("out_dir: x\nverifier: {backend: openai, model: m}\n")
+    assert main(["generate", "--config", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "generator: Field required" in err and err.count("\n") == 1
+
+    p.write_text(GOOD.format(out=tmp_path / "o"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert main(["generate", "--config", str(p), "--limit-units", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "environment variable ANTHROPIC_API_KEY is not set" in err and err.count("\n") == 1
+    assert main(["generate", "--config", str(p), "--shard", "3/2"]) == 2
+    assert "--shard 3/2" in capsys.readouterr().err
+    assert main(["generate", "--config", str(tmp_path / "nope.yaml")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_append_log_survives_a_torn_tail_and_refuses_a_second_writer(tmp_path):
+    path = tmp_path / "log.jsonl"
+    with AppendLog(path) as log:
+        log.append({"i": 1})
+        log.append({"i": 2, "text": "é\n"})
+        with pytest.raises(LogBusy):
+            AppendLog(path)
+    with path.open("ab") as f:
+        f.write(b'{"i": 3, "text": "half a rec')  # what kill -9 in mid-write would leave
+    assert [r["i"] for r in read_records(path)] == [1, 2]
+    with AppendLog(path) as log:  # cuts the torn tail before appending
+        log.append({"i": 4})
+    assert [r["i"] for r in read_records(path)] == [1, 2, 4]
+    assert path.read_bytes().endswith(b'{"i": 4}\n')
+    # a log that is one torn line only
+    other = tmp_path / "torn.jsonl"
+    other.write_bytes(b'{"a"')
+    AppendLog(other).close()
+    assert other.read_bytes() == b"" and not list(read_records(other))
+    assert os.path.getsize(path) > 0

@@ -1,0 +1,5 @@
+import sys
+
+from tomsynth.cli import main
+
+sys.exit(main())
