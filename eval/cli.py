@@ -122,8 +122,8 @@ def _run(args: argparse.Namespace) -> int:
           f", {output / 'report.md'} and {output / 'report.html'}"))
     failed = sum(b.get("n_failed", 0) for b in results["benchmarks"].values())
     if failed:
-        print(f"error: {failed} prompt(s) failed and are left out of the scores; run the same "
-              "command again to retry them", file=sys.stderr)
+        print(f"error: {failed} prompt(s) failed (see the warnings above) and are left out of "
+              "the scores; running the same command again retries them", file=sys.stderr)
         return EXIT_INCOMPLETE
     return 0
 

@@ -107,7 +107,7 @@ def scores_chart(table: Table) -> bytes:
     width = 0.8 / max(1, len(table.labels))
     for i, (label, row) in enumerate(zip(table.labels, table.cells)):
         xs = [j + (i - (len(table.labels) - 1) / 2) * width for j in range(len(columns))]
-        ax.bar(xs, [0 if v is None else v for v in row], width, label=label)
+        ax.bar(xs, [math.nan if v is None else v for v in row], width, label=label)  # gap if absent
     ax.set_xticks(range(len(columns)), [display(c) for c in columns], rotation=30, ha="right")
     ax.set_ylabel("score (%)")
     ax.set_ylim(0, 100)
@@ -133,6 +133,9 @@ def order_chart(runs: Sequence[dict[str, Any]], benchmark: str) -> bytes | None:
     ax = fig.add_subplot()
     for label, points in series:
         ax.plot([p[0] for p in points], [100 * p[1] for p in points], marker="o", label=label)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("order")
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, 100)

@@ -204,8 +204,10 @@ def run_benchmark(task: Task, backend: Backend, samples_dir: Path, *, fresh: boo
             run.lines.append(_line(row, record, cached_line["sample"], key,
                                    prompt_shas[row["id"]], cached_line))
     store.rewrite(run.lines)
-    for rid, error in list(run.failed.items())[:3]:
-        log(f"warning: {bench.name}: row {rid!r} failed ({error}); re-run to retry it")
+    if run.failed:
+        rid, error = next(iter(run.failed.items()))
+        log(f"warning: {bench.name}: {len(run.failed)} prompt(s) failed, left out of the scores "
+            f"and retried by the next run; first: row {rid!r}: {error}")
     return run
 
 
