@@ -97,3 +97,58 @@ def test_suite_end_to_end_with_the_tiny_model(tiny_model_dir, tmp_path, capsys):
     assert "| Model | ToMi | Hi-ToM | Avg |" in capsys.readouterr().out
     assert main(args) == 0  # a second run is answered from the cache
     assert "generating" not in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the other local backend
+
+
+def test_vllm_backend_without_vllm_is_one_line(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "vllm", None)  # as on a machine without the extra
+    with pytest.raises(BackendError, match="install the `vllm` extra") as e:
+        load_backend("vllm", "some/model")
+    assert "\n" not in str(e.value)
+    with pytest.raises(BackendError, match="unknown backend 'vlm'; choose one of: hf, vllm"):
+        load_backend("vlm", "some/model")
+
+
+def test_vllm_backend_maps_settings_and_reports_per_chunk(monkeypatch):
+    """vLLM's API stood in by a fake module: our settings reach SamplingParams, conversations
+    reach LLM.chat in chunks, and every answer is reported in the caller's indices."""
+    import sys
+    import types
+
+    calls = []
+
+    class SamplingParams:
+        def __init__(self, **kw):
+            self.kw = kw
+
+    class LLM:
+        def __init__(self, **kw):
+            self.kw = kw
+
+        def chat(self, messages, params, use_tqdm=False, chat_template=None):
+            calls.append((len(messages), params.kw))
+            out = types.SimpleNamespace
+            return [out(prompt_token_ids=[1, 2, 3],
+                        outputs=[out(text=f"{conv[-1]['content']}#{k}", token_ids=[7, 8])
+                                 for k in range(params.kw["n"])]) for conv in messages]
+
+    fake = types.ModuleType("vllm")
+    fake.LLM, fake.SamplingParams, fake.__version__ = LLM, SamplingParams, "0.33.0"
+    monkeypatch.setitem(sys.modules, "vllm", fake)
+    backend = load_backend("vllm", "org/model", chunk_size=2, tensor_parallel_size=2)
+    assert backend.llm.kw["tensor_parallel_size"] == 2 and backend.llm.kw["model"] == "org/model"
+    prompts = [[{"role": "user", "content": f"q{i}"}] for i in range(5)]
+    seen = []
+    config = GenerationConfig(max_new_tokens=9, temperature=0.7, top_p=0.9, n=2, seed=5, stop=("</answer>",))
+    out = backend.generate(prompts, config, on_result=lambda i, c: seen.append(i))
+    assert seen == [0, 1, 2, 3, 4] and [n for n, _ in calls] == [2, 2, 1]
+    assert calls[0][1] == {"n": 2, "temperature": 0.7, "top_p": 0.9, "top_k": -1, "max_tokens": 9,
+                           "stop": ["</answer>"], "seed": 5}
+    assert out[3].texts == ["q3#0", "q3#1"] and out[3].completion_tokens == 4
+    greedy = backend.sampling_params(GenerationConfig()).kw
+    assert greedy["temperature"] == 0.0 and greedy["seed"] is None and greedy["stop"] is None
+    assert backend.describe()["vllm"] == "0.33.0"
