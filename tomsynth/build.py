@@ -20,7 +20,6 @@ from tomsynth.config import Config
 from tomsynth.items import Item
 from tomsynth.prompts import question_text
 from tomsynth.quality import PAPER, load_filtered
-from tomsynth.store import read_records
 from tomsynth.units import unit_by_id
 
 NAMES = {"main": "ToM-Synth-27K", "contrast": "ToM-Synth-27K-Contrast", "merged": "ToM-Synth-Merged-55K"}

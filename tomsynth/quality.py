@@ -103,8 +103,9 @@ def stage3(cfg: Config, items: list[Item], progress: bool = True) -> tuple[dict[
     path = verdicts_path(cfg)
     known: dict[tuple[str, str], dict] = {}
     for r in read_records(path):
-        if r.get("ok"):
-            known[(r.get("entry_id"), r.get("item_hash"))] = r
+        # A verdict counts only for the exact item content and the configured verifier model.
+        if r.get("ok") and r.get("backend") == cfg.verifier.backend and r.get("model") == cfg.verifier.model:
+            known.setdefault((r.get("entry_id"), r.get("item_hash")), r)
     todo = [it for it in items if (it.entry_id, it.content_hash()) not in known]
     usage: dict[str, Any] = {}
     if todo:

@@ -16,6 +16,9 @@ from tomsynth.build import NAMES, distributions
 from tomsynth.config import Config
 from tomsynth.store import write_json
 
+COLLECTIONS_OF = {NAMES["main"]: ("main",), NAMES["contrast"]: ("contrast",),
+                  NAMES["merged"]: ("main", "contrast")}
+
 
 def collect(cfg: Config) -> dict[str, Any]:
     from datasets import load_from_disk
@@ -99,13 +102,16 @@ def plot(stats: dict[str, Any], out_dir: Path) -> list[Path]:
         ax.set_title("length in characters")
         ax = axes.flat[5]
         funnel = Counter()
-        for f in stats["filter"].values():
+        cols = COLLECTIONS_OF[name]
+        for c, f in stats["filter"].items():
+            if c not in cols:
+                continue
             funnel["generated"] += f["generated"]
             funnel["stage 1"] += f["after_stage1"]
             funnel["stage 3"] += f["after_stage3"]
         if funnel:
             ax.bar(list(funnel), list(funnel.values()), color="#8172b2")
-        ax.set_title("filter funnel (all collections)")
+        ax.set_title(f"filter funnel ({' + '.join(cols)})")
         fig.suptitle(f"{name}: {d['rows']} entries, {d['units']} units")
         fig.tight_layout()
         path = out_dir / f"{name}.png"

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -184,6 +184,10 @@ class FakeServer:
         self.lifetime_s = lifetime_s
         self.stats: Counter[str] = Counter()
         self.credentials_seen: Counter[str] = Counter()  # header names only, never values
+        self.bodies: deque[dict[str, Any]] = deque(maxlen=64)  # the latest decoded requests
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._connections: set[asyncio.Task] = set()
         self._rng = random.Random(seed)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -253,12 +257,14 @@ class FakeServer:
                 await asyncio.wait_for(self._stopped.wait(), self.lifetime_s)
             server.close()
             # Held ("timeout") requests and idle keep-alive connections must not outlive us.
-            for task in asyncio.all_tasks():
-                if task is not asyncio.current_task():
-                    task.cancel()
+            for task in list(self._connections):
+                task.cancel()
 
     # -- HTTP ----------------------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections.add(task)
         try:
             while True:
                 try:
@@ -292,6 +298,8 @@ class FakeServer:
             return  # a dropped client, or the server stopping while a request is held
         finally:
             writer.close()
+            if task is not None:
+                self._connections.discard(task)
 
     async def _respond(
         self, method: str, path: str, headers: dict[str, str], body: bytes
@@ -314,6 +322,15 @@ class FakeServer:
             self.stats["bad_request"] += 1
             return 400, _error(kind, "invalid_request_error", f"invalid JSON body: {e}"), {}
 
+        self.bodies.append(data)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._answer(kind, data, headers)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, kind: str, data: dict[str, Any], headers: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
         fault = self.faults.draw(self._rng)
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
