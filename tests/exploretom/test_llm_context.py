@@ -1,0 +1,386 @@
+"""LLM context sampling (`exploretom.llm_context`) against the scripted local OpenAI server.
+
+The reply script answers each kind of request (context, state updates, judge, name and setting
+pools) from its prompt, and can be told to misbehave on the first requests of a kind: bad JSON,
+missing fields, wrong types, empty, huge, prose, an HTTP error. Every misbehaviour must end up as
+a counted failure with its reason, never a crash, and the API key must never reach any output.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from eval.backends.fake_server import Faults, FakeServer, RawReply
+from exploretom import llm_context
+from exploretom.action_sets import Conditions
+from exploretom.jsonl import InputError
+from exploretom.label import label_story
+from exploretom.llm_context import (context_from_record, context_problems, failures_path,
+                                    pools_path, read_contexts)
+from exploretom.llm_json import ReplyError, parse_json_reply, parse_model, parse_string_list
+from exploretom.sampler import StorySampler
+from exploretom.story import Story
+
+SECRET = "sk-test-never-write-me-0123456789abcdef"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+
+
+# -- the scripted model ----------------------------------------------------------------------------
+UPDATES = [
+    {"text": "{person} painted the ladle red.", "state_value": "is painted red", "visible": True},
+    {"text": "{person} wrapped the ladle in a tea towel.", "state_value": "is wrapped in a tea towel",
+     "visible": True},
+    {"text": "{person} tied a ribbon to the ladle.", "state_value": "has a ribbon tied to it",
+     "visible": True},
+    {"text": "{person} rubbed garlic on the ladle.", "state_value": "smells of garlic", "visible": False},
+    {"text": "{person} dipped the ladle in poison.", "state_value": "is poisoned", "visible": False},
+    {"text": "{person} warmed the ladle in hot water.", "state_value": "is warm", "visible": False},
+    {"text": "{person} ate the ladle.", "state_value": "is eaten", "visible": False},  # judge says no
+    {"text": "{person} dropped the ladle on her foot.", "state_value": "is dropped", "visible": True},
+]
+KEPT = ["is painted red", "is wrapped in a tea towel", "has a ribbon tied to it", "smells of garlic",
+        "is poisoned", "is warm"]
+
+
+def good_context(prompt: str) -> dict:
+    names = re.search(r"Names you may use: (.*?)\. Choose", prompt).group(1).split(", ")
+    people = int(re.search(r"exactly (\d+) objects", prompt).group(1))
+    containers = int(re.search(r"exactly (\d+) different opaque", prompt).group(1))
+    topics = int(re.search(r"exactly (\d+) different subjects", prompt).group(1))
+    names = names[:people]
+    return {
+        "people": [{"name": n, "role": r} for n, r in zip(names, ["A head cook", "waiter", "dishwasher",
+                                                                  "owner", "supplier"])],
+        "situation": f"{', '.join(names)} stood around the steel counter of the kitchen before "
+                     "service. Cupboards and drawers lined the walls around them.",
+        "start_room": "The Kitchen.", "other_room": "pantry", "object": "a ladle",
+        # one container more than asked: the sampler keeps the first ones
+        "containers": ["drawer", "cupboard", "tin box", "sack", "crate"][: containers + 1],
+        "topics": ["new menu", "rent increase", "summer holidays", "football", "weather"][:topics],
+    }
+
+
+def kind_of(prompt: str) -> str:
+    for prefix, kind in (("Invent the opening situation", "context"), ("A story takes place", "updates"),
+                         ("A story generator will use", "judge"), ("Write ", "pool")):
+        if prompt.startswith(prefix):
+            return kind
+    raise AssertionError(f"unexpected prompt: {prompt[:80]}")
+
+
+def good_reply(kind: str, prompt: str) -> str:
+    if kind == "context":
+        return json.dumps(good_context(prompt))
+    if kind == "updates":
+        return "Here are the changes:\n```json\n" + json.dumps({"updates": UPDATES}) + "\n```"
+    if kind == "judge":
+        stays = 'Event: "Anne ate the ladle."' not in prompt
+        return json.dumps({"plausible": True, "visibility_correct": True, "object_stays": stays,
+                           "state_matches": True, "reason": "ok" if stays else "it is gone"})
+    if "first names" in prompt:
+        return json.dumps(["Ada", "Bruno", "Chen", "Dara", "Eli", "Fatou", "Goran", "Hana", "Ines",
+                           "Jomo", "Kai", "not a name", "Lior"])
+    return "1. a bakery\n2. A fire station.\n3. student flat\n"
+
+
+def bad_context(kind: str, prompt: str):
+    good = good_context(prompt)
+    if kind == "bad_json":
+        return '{"people": [{"name": "Ann", '
+    if kind == "empty":
+        return ""
+    if kind == "huge":
+        return "{" + "x" * 150_000
+    if kind == "missing_field":
+        return json.dumps({k: v for k, v in good.items() if k != "object"})
+    if kind == "wrong_types":
+        return json.dumps({**good, "people": "three cooks", "containers": 3})
+    if kind == "prose":
+        return "What a lovely idea for a story! The kitchen is busy."
+    if kind == "see_through":
+        return json.dumps({**good, "containers": ["glass jar", "drawer", "cupboard"]})
+    if kind == "one_person":
+        return json.dumps({**good, "people": good["people"][:1]})
+    if kind == "http_400":
+        return RawReply(status=400, body={"error": {"message": "context length exceeded"}})
+    raise ValueError(kind)
+
+
+class Script:
+    """The reply function: the first requests of each kind get the scripted faults, in order of
+    arrival, the rest good replies. `counts` records requests per kind."""
+
+    def __init__(self, context_faults=(), update_faults=(), judge_faults=()):
+        self.faults = {"context": list(context_faults), "updates": list(update_faults),
+                       "judge": list(judge_faults)}
+        self.counts: Counter = Counter()
+
+    def __call__(self, request):
+        prompt = request.last_user
+        kind = kind_of(prompt)
+        self.counts[kind] += 1
+        fault = self.faults.get(kind) and self.faults[kind].pop(0)
+        if not fault:
+            return good_reply(kind, prompt)
+        if kind == "context":
+            return bad_context(fault, prompt)
+        return {"bad_json": '{"updates": [{"text": ', "garbage": "no idea, sorry",
+                "invalid_all": json.dumps({"updates": [{"text": "x", "state_value": 3, "visible": "yes"}]}),
+                "wrong_types": json.dumps({"plausible": "yes", "visibility_correct": 1})}[fault]
+
+
+def run_cli(srv, out: Path, *extra: str) -> int:
+    return llm_context.main(["--model", "fake-model", "--base-url", srv.openai_base_url,
+                             "-O", "max_attempts=1", "-o", str(out), "-q", *extra])
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# -- end to end ------------------------------------------------------------------------------------
+def test_valid_replies_give_contexts_in_the_lexicon_schema(tmp_path, capsys):
+    out = tmp_path / "contexts.jsonl"
+    script = Script()
+    with FakeServer(script) as srv:
+        assert run_cli(srv, out, "-n", "3", "--people", "3", "--seed", "7") == 0
+    records = lines(out)
+    assert len(records) == 3 and len({r["id"] for r in records}) == 3
+    summary = capsys.readouterr().out
+    assert "contexts: 3 written" in summary and "moves_or_destroys=3" in summary
+    assert "update_pronoun=3" in summary  # "dropped her ladle" never reaches the judge
+    for r in records:
+        assert context_problems(r, people=3, containers=3, topics=3, rooms=2) == []
+        assert set(r) == {"id", "description", "roles", "rooms", "topics", "objects", "people",
+                          "situation", "source"}
+        assert r["source"] == {"model": "fake-model", "judge_model": "fake-model"}
+        assert r["rooms"] == ["kitchen", "pantry"]  # normalised: article, case, full stop
+        assert r["roles"][0] == "head cook" and r["objects"][0]["name"] == "ladle"
+        assert r["objects"][0]["containers"] == ["drawer", "cupboard", "tin box"]
+        values = [u["state_value"] for u in r["objects"][0]["state_updates"]]
+        assert values == KEPT
+        assert r["objects"][0]["state_updates"][3]["state_type"] == "<smells_of_garlic>"
+    assert script.counts == {"context": 3, "updates": 3, "judge": 21}  # 7 valid updates each
+    # The sampler can build stories in these contexts, and they render and label cleanly.
+    records = read_contexts(out)
+    ctx = context_from_record(records[0], people=3, rooms=2)
+    tracker = StorySampler(Conditions("A3", 3, 2, 2, 10, True, 1), ctx, random.Random(1)).walk()
+    assert tracker is not None
+    labelled = label_story(Story("s", tuple(tracker.actions), ctx.to_json()))
+    assert "{" not in labelled["text"] and labelled["questions"]
+
+
+def test_llm_pools_are_asked_once_and_kept(tmp_path):
+    out = tmp_path / "contexts.jsonl"
+    script = Script()
+    with FakeServer(script) as srv:
+        assert run_cli(srv, out, "-n", "1", "--people", "2", "--pool", "llm") == 0
+        assert run_cli(srv, out, "-n", "2", "--people", "2", "--pool", "llm") == 0
+    pools = json.loads(pools_path(out).read_text())
+    assert "not a name" not in pools["names"] and len(pools["names"]) == 12
+    assert pools["settings"] == ["a bakery", "a fire station", "a student flat"]
+    assert script.counts["pool"] == 2  # names and settings, once for both runs
+    records = lines(out)
+    assert len(records) == 2 and all(r["description"] in pools["settings"] for r in records)
+    assert all(p["name"] in pools["names"] for r in records for p in r["people"])
+
+
+def test_malformed_and_hostile_replies_are_counted_failures(tmp_path, capsys):
+    out = tmp_path / "contexts.jsonl"
+    faults = ["bad_json", "empty", "huge", "missing_field", "wrong_types", "prose", "see_through",
+              "one_person", "http_400"]
+    script = Script(faults, update_faults=["bad_json", "invalid_all"], judge_faults=["garbage", "wrong_types"])
+    with FakeServer(script) as srv:
+        assert run_cli(srv, out, "-n", "2", "--people", "3", "--max-attempts", "20") == 0
+    assert len(lines(out)) == 2
+    reasons = Counter(f["reason"] for f in lines(failures_path(out)))
+    assert reasons == Counter({"bad_json": 1, "empty": 1, "too_long": 1, "schema": 2, "no_json": 1,
+                               "containers": 1, "people": 1, "request_failed": 1,
+                               "updates_bad_json": 1, "too_few_updates": 1})
+    summary = capsys.readouterr().out
+    assert "judge_no_json=1" in summary and "judge_schema=1" in summary and "11 failed" in summary
+    problems = {f["reason"]: f["problems"][0] for f in lines(failures_path(out))}
+    assert "field object" in problems["schema"] or "field people" in problems["schema"]
+    assert "glass jar" in problems["containers"]
+
+
+def test_gives_up_with_one_clear_line_when_attempts_run_out(tmp_path, capsys):
+    out = tmp_path / "contexts.jsonl"
+    script = Script(["prose"] * 10)
+    with FakeServer(script) as srv:
+        assert run_cli(srv, out, "-n", "2", "--people", "2", "--max-attempts", "4") == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: 0 of 2 contexts after 4 attempts")
+    assert script.counts["context"] == 4 and not out.read_text()
+
+
+def test_bad_arguments_are_one_line_errors(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "c.jsonl"
+    assert llm_context.main(["--model", "m", "-n", "1", "--people", "0", "-o", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == "error: --people must be >= 1"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert llm_context.main(["--model", "m", "-n", "1", "--people", "2", "-o", str(out)]) == 2
+    assert "OPENAI_API_KEY is not set" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "x", "description": "kitchen"}) + "\n")
+    with pytest.raises(InputError, match=r"bad.jsonl: context 1 \('x'\): missing field"):
+        read_contexts(bad)
+
+
+# -- resuming --------------------------------------------------------------------------------------
+def test_rerun_continues_after_a_partial_line_without_repeating_attempts(tmp_path):
+    out = tmp_path / "contexts.jsonl"
+    with FakeServer(Script(["prose"])) as srv:
+        assert run_cli(srv, out, "-n", "2", "--people", "2") == 0
+    first = lines(out)
+    with open(out, "a") as f:  # what a kill in the middle of a write leaves
+        f.write('{"id": "llm_s0_000009", "descr')
+    script = Script()
+    with FakeServer(script) as srv:
+        assert run_cli(srv, out, "-n", "3", "--people", "2") == 0
+    records = lines(out)
+    assert records[:2] == first and len(records) == 3
+    assert len({r["id"] for r in records}) == 3
+    assert script.counts["context"] == 1  # neither the 2 written nor the failed attempt again
+    assert records[2]["id"] not in {f["id"] for f in lines(failures_path(out))}
+
+
+def test_sigkill_midway_loses_and_duplicates_nothing(tmp_path):
+    out = tmp_path / "contexts.jsonl"
+    script = Script()
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    with FakeServer(script, latency_s=0.05) as srv:
+        cmd = [sys.executable, "-m", "exploretom.llm_context", "--model", "fake-model",
+               "--base-url", srv.openai_base_url, "-O", "concurrency=1", "-n", "4",
+               "--people", "2", "-o", str(out), "-q"]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 20
+        while time.time() < deadline and not (out.exists() and out.read_text().count("\n") >= 1):
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        complete = out.read_bytes().count(b"\n")
+        assert 1 <= complete < 4
+        assert run_cli(srv, out, "-n", "4", "--people", "2") == 0
+    records = lines(out)
+    assert len(records) == 4 and len({r["id"] for r in records}) == 4
+    assert all(context_problems(r, people=2) == [] for r in records)
+
+
+def test_api_key_never_reaches_outputs(tmp_path, capsys):
+    out = tmp_path / "contexts.jsonl"
+    faults = Faults(rate_hostile=0.4, hostile_kinds=("echo_auth", "error_echo_auth"))
+    with FakeServer(Script(), faults=faults, seed=3) as srv:
+        run_cli(srv, out, "-n", "3", "--people", "2", "--max-attempts", "30")
+        assert srv.credentials_seen["authorization"] > 0 and srv.stats["hostile:echo_auth"] > 0
+    captured = capsys.readouterr()
+    assert SECRET not in captured.out + captured.err
+    for path in tmp_path.iterdir():
+        assert SECRET not in path.read_text(errors="replace"), path
+    assert lines(out)  # the run still got its contexts
+
+
+# -- validation and reply parsing ------------------------------------------------------------------
+def _valid_record() -> dict:
+    return {
+        "id": "llm_s0_000000", "description": "a busy restaurant", "roles": ["head cook", "waiter"],
+        "rooms": ["kitchen", "pantry"], "topics": ["new menu", "rent"],
+        "objects": [{"name": "ladle", "containers": ["drawer", "cupboard"],
+                     "state_updates": [dict(u, state_type="<" + u["state_value"].replace(" ", "_") + ">")
+                                       for u in UPDATES[:4]]}],
+        "people": [{"name": "Ada", "role": "head cook"}, {"name": "Bruno", "role": "waiter"}],
+        "situation": "Ada and Bruno stood in the kitchen.", "source": {"model": "m", "judge_model": "m"},
+    }
+
+
+BREAKS = [
+    (lambda r: r["objects"][0]["containers"].append("open tray"), "containers", "not an opaque"),
+    (lambda r: r["rooms"].append("Attic"), "rooms", "not lower case"),
+    (lambda r: r["topics"].append("the rent"), "topics", "cannot follow 'the'"),
+    (lambda r: r["topics"].append("rent"), "topics", "duplicate"),
+    (lambda r: r["objects"][0].update(name="pair of tongs in the drawer"), "object", "contains the room or container"),
+    (lambda r: r["objects"][0].update(name="tongs"), "object", "is plural"),
+    (lambda r: r["people"][1].update(name="bruno"), "people", "capitalised"),
+    (lambda r: r["people"][1].update(role="a waiter"), "people", "no article"),
+    (lambda r: r.update(situation="They stood in the kitchen."), "situation", "does not mention Ada, Bruno"),
+    (lambda r: r["objects"][0]["state_updates"][0].update(text="{person} painted his ladle."), "update_pronoun", "gendered"),
+    (lambda r: r["objects"][0]["state_updates"][0].update(state_value="was painted"), "update_state_value", "must start with"),
+    (lambda r: r["objects"][0]["state_updates"][0].update(text="Someone painted the ladle."), "update_text", "{person}"),
+    (lambda r: [u.update(visible=True) for u in r["objects"][0]["state_updates"]], "too_few_updates", "0 invisible"),
+    (lambda r: r.update(description="restaurant"), "description", "a/an/the"),
+    (lambda r: r.pop("situation"), "schema", "missing field"),
+    (lambda r: r.update(people="Ada"), "schema", "list of {name, role}"),
+]
+
+
+def test_valid_record_has_no_problems():
+    assert context_problems(_valid_record(), people=2, containers=2, topics=2, rooms=2) == []
+
+
+@pytest.mark.parametrize("break_it, reason, fragment", BREAKS, ids=[b[2] for b in BREAKS])
+def test_each_defect_is_reported_with_its_reason(break_it, reason, fragment):
+    record = copy.deepcopy(_valid_record())
+    break_it(record)
+    problems = context_problems(record)
+    assert any(r == reason and fragment in m for r, m in problems), problems
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('{"a": 1}', {"a": 1}),
+    ('Sure!\n```json\n{"a": [1, 2,],}\n```\nHope this helps.', {"a": [1, 2]}),
+    ('The answer is {"a": {"b": 2}} as requested.', {"a": {"b": 2}}),
+    ('[1, 2] and then {"a": 3}', {"a": 3}),
+])
+def test_json_is_found_in_chatty_replies(text, expected):
+    assert parse_json_reply(text, dict) == expected
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("", "empty"), ("   \n", "empty"), ("x" * 200_001, "too_long"), ("no json here", "no_json"),
+    ('{"a": ', "bad_json"), ("[" * 100_000 + "]" * 100_000, "bad_json"), ("[1, 2]", "wrong_type"),
+    (None, "wrong_type"),
+])
+def test_unusable_replies_raise_reply_error_with_reason(text, reason):
+    with pytest.raises(ReplyError) as e:
+        parse_json_reply(text, dict, max_chars=200_000)
+    assert e.value.reason == reason
+
+
+def test_deeply_nested_json_is_bad_json_not_a_crash():
+    with pytest.raises(ReplyError) as e:
+        parse_json_reply("{" * 50_000, dict)
+    assert e.value.reason == "bad_json"
+
+
+def test_string_lists_from_json_or_numbered_lines():
+    assert parse_string_list('["Ada", "Bo", 3]') == ["Ada", "Bo"]
+    assert parse_string_list('{"names": ["Ada"]}', key="names") == ["Ada"]
+    assert parse_string_list("Here:\n1. a bakery\n2) a school\n- a farm") == ["a bakery", "a school", "a farm"]
+    assert parse_string_list("Ada\nBo\nCy") == ["Ada", "Bo", "Cy"]
+    with pytest.raises(ReplyError):
+        parse_string_list('["Ada", ')
+
+
+def test_schema_errors_name_the_field():
+    from exploretom.llm_context import ContextReply
+
+    with pytest.raises(ReplyError, match=r"schema: field people: Input should be a valid list"):
+        parse_model(ContextReply, json.dumps({"people": "x", "situation": "s", "start_room": "a",
+                                              "other_room": "b", "object": "o", "containers": [],
+                                              "topics": []}))
