@@ -23,7 +23,7 @@ import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from exploretom.action_sets import ACTION_SETS
 from exploretom.jsonl import InputError, iter_lines
@@ -48,9 +48,9 @@ Group = tuple[str, str, int]  # (kind, property, order)
 @dataclass
 class StoryIn:
     id: str
-    where: str  # "file: line N", for messages
-    record: dict[str, Any]
-    text: str
+    text: str  # shown in the prompt
+    info: dict[str, Any]  # the story's part of every row's meta (story_meta)
+    stratum: str  # its setting, for stratified splits
     questions: list[tuple[int, dict[str, Any]]]  # (index in the story's question list, question)
 
 
@@ -143,7 +143,8 @@ def read_stories(paths: Sequence[str | Path], text_mode: str = "structure",
             if text is None:
                 continue
             chosen = [(i, q) for i, q in enumerate(questions) if orders is None or q["order"] in orders]
-            stories.append(StoryIn(sid, at, rec, text, chosen))
+            # keep only what rows need: the whole record of thousands of stories is large
+            stories.append(StoryIn(sid, text, story_meta(rec, text_mode), stratum(rec), chosen))
             n_file += 1
         counts.per_file[str(path)] = n_file
     counts.stories = len(stories)
@@ -336,38 +337,48 @@ def action_set_of(rec: dict[str, Any]) -> tuple[Any, Any]:
             setting.get("asymmetric", rec.get("asymmetric")))
 
 
-def row_meta(it: Item, text_mode: str) -> dict[str, Any]:
-    rec, q = it.story.record, it.q
+def story_meta(rec: dict[str, Any], text_mode: str) -> dict[str, Any]:
+    """The part of a row's meta that comes from its story (shared by the story's rows)."""
     action_set, asymmetric = action_set_of(rec)
-    meta = {
-        "story_id": it.story.id,
-        "question_index": it.index,
-        **{k: q.get(k) for k in ("order", "kind", "property", "people", "thing", "state_value",
-                                 "before_action", "interesting", "false_belief")},
-        "action_set": action_set,
-        "asymmetric": asymmetric,
-        "text_source": text_mode,
-        "story": {"actions": rec["actions"], "context": _compact_context(rec.get("context"))},
-    }
+    info = {"action_set": action_set, "asymmetric": asymmetric, "text_source": text_mode,
+            "story": {"actions": rec["actions"], "context": _compact_context(rec.get("context"))}}
     if isinstance(rec.get("conditions"), dict):
-        meta["conditions"] = rec["conditions"]
+        info["conditions"] = rec["conditions"]
     for key in ("method", "target"):  # stories that come out of the adversarial search
         if key in rec:
-            meta[key] = rec[key]
+            info[key] = rec[key]
     inf = rec.get("infilled")
     if text_mode == "structure" and isinstance(inf, dict) and inf.get("ok") and \
             isinstance(inf.get("text"), str):
-        meta["infilled_text"] = inf["text"]  # in infilled mode the prompt already holds it
-    return meta
+        info["infilled_text"] = inf["text"]  # in infilled mode the prompt already holds it
+    return info
 
 
-def make_rows(items: Sequence[Item], text_mode: str) -> list[dict[str, Any]]:
+def row_meta(it: Item) -> dict[str, Any]:
+    q = it.q
+    return {"story_id": it.story.id, "question_index": it.index,
+            **{k: q.get(k) for k in ("order", "kind", "property", "people", "thing",
+                                     "state_value", "before_action", "interesting",
+                                     "false_belief")},
+            **it.story.info}
+
+
+def make_rows(items: Sequence[Item]) -> Iterator[dict[str, Any]]:
     from eval.rows import make_row
 
-    return [make_row(id=f"{it.story.id}-q{it.index}", source=SOURCE,
-                     user=user_prompt(it.story.text, it.q), answer=it.q["answer"],
-                     answer_type=it.q["answer_type"], meta=row_meta(it, text_mode))
-            for it in items]
+    for it in items:
+        yield make_row(id=f"{it.story.id}-q{it.index}", source=SOURCE,
+                       user=user_prompt(it.story.text, it.q), answer=it.q["answer"],
+                       answer_type=it.q["answer_type"], meta=row_meta(it))
+
+
+def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str):
+    """A `Dataset` of the items' rows, streamed to Arrow files under `cache_dir` (rows repeat
+    their story's structure, so holding them all in memory does not scale)."""
+    from datasets import Dataset
+
+    return Dataset.from_generator(make_rows, features=row_features(), cache_dir=str(cache_dir),
+                                  gen_kwargs={"items": items}, fingerprint=fingerprint)
 
 
 def row_features():
@@ -403,7 +414,7 @@ def split_stats(items: Sequence[Item]) -> dict[str, Any]:
         q = it.q
         by_order[str(q["order"])] += 1
         by_type[f"{q['kind']}/{q['property']}/{q['order']}"] += 1
-        aset, asym = action_set_of(it.story.record)
+        aset, asym = it.story.info["action_set"], it.story.info["asymmetric"]
         key = f"{aset or '?'}{'+asym' if asym else ''}"
         by_set[key] += 1
         stories_by_set[key].add(it.story.id)
@@ -549,38 +560,61 @@ def dataset_card(stats: dict[str, Any]) -> str:
 # Command
 
 
-def _parse_orders(text: str | None) -> set[int] | None:
-    if text is None or text.strip().lower() == "all":
+def orders_arg(text: str) -> list[int] | None:
+    """--orders: comma-separated orders, or `all` (None)."""
+    if text.strip().lower() == "all":
         return None
     try:
-        orders = {int(x) for x in text.split(",") if x.strip()}
+        orders = sorted({int(x) for x in text.split(",") if x.strip()})
     except ValueError:
-        raise ValueError(f"--orders must be comma-separated integers (e.g. 0,1,2), got {text!r}") from None
-    if not orders or min(orders) < 0:
-        raise ValueError(f"--orders must list orders >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected comma-separated orders like 0,1,2 or 'all', "
+                                         f"got {text!r}") from None
+    if not orders or orders[0] < 0:
+        raise argparse.ArgumentTypeError(f"orders must be >= 0, got {text!r}")
     return orders
 
 
-def _parse_splits(text: str) -> list[float]:
+def _splits_arg(text: str) -> list[float]:
     try:
         fractions = [float(x) for x in text.split(",")]
     except ValueError:
-        raise ValueError(f"--splits must be three numbers like 0.8,0.1,0.1, got {text!r}") from None
+        fractions = []
     if len(fractions) != 3 or min(fractions) < 0 or abs(sum(fractions) - 1) > 1e-6:
-        raise ValueError(f"--splits needs three fractions >= 0 summing to 1 (train,validation,"
-                         f"test), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected train,validation,test fractions >= 0 "
+                                         f"summing to 1 (e.g. 0.8,0.1,0.1), got {text!r}")
     return fractions
+
+
+def _ratio_arg(text: str) -> float:
+    try:
+        ratio = float(text)
+    except ValueError:
+        ratio = -1.0
+    if not 0 <= ratio <= 1:
+        raise argparse.ArgumentTypeError(f"expected a share between 0 and 1, got {text!r}")
+    return ratio
+
+
+def _positive_int(text: str) -> int:
+    try:
+        k = int(text)
+    except ValueError:
+        k = 0
+    if k < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return k
 
 
 def _command(args: argparse.Namespace) -> str:
     parts = ["python", "-m", "exploretom", "export", *map(str, args.inputs), "-o", str(args.output)]
     if args.orders is not None:
-        parts += ["--orders", args.orders]
+        parts += ["--orders", ",".join(map(str, args.orders))]
     if args.interesting_ratio is not None:
         parts += ["--interesting-ratio", f"{args.interesting_ratio:g}"]
     if args.balance:
         parts.append("--balance")
-    parts += ["--text", args.text, "--splits", args.splits, "--seed", str(args.seed)]
+    parts += ["--text", args.text, "--splits", ",".join(f"{f:g}" for f in args.splits),
+              "--seed", str(args.seed)]
     if args.max_questions_per_story is not None:
         parts += ["--max-questions-per-story", str(args.max_questions_per_story)]
     return shlex.join(parts)
@@ -588,20 +622,14 @@ def _command(args: argparse.Namespace) -> str:
 
 def export(args: argparse.Namespace) -> dict[str, Any]:
     """Read, select, build rows, save the DatasetDict and its card; returns the statistics."""
-    orders = _parse_orders(args.orders)
-    fractions = _parse_splits(args.splits)
-    ratio = args.interesting_ratio
-    if ratio is not None and not 0 <= ratio <= 1:
-        raise ValueError(f"--interesting-ratio must be between 0 and 1, got {ratio}")
-    k = args.max_questions_per_story
-    if k is not None and k < 1:
-        raise ValueError(f"--max-questions-per-story must be >= 1, got {k}")
+    orders = set(args.orders) if args.orders is not None else None
+    fractions, ratio, k = args.splits, args.interesting_ratio, args.max_questions_per_story
     out = Path(args.output)
     if out.exists() and not out.is_dir():
-        raise ValueError(f"{out}: exists and is not a folder")
+        raise InputError(f"{out}: exists and is not a folder")
     if out.is_dir() and any(out.iterdir()) and not (out / "dataset_dict.json").is_file() \
             and not args.overwrite:
-        raise ValueError(f"{out}: folder is not empty and holds no exported dataset "
+        raise InputError(f"{out}: folder is not empty and holds no exported dataset "
                          f"(pass --overwrite to replace it)")
 
     stories, counts = read_stories(args.inputs, args.text, orders)
@@ -610,7 +638,7 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
                          f"({counts.errors} error lines, {counts.infilled_failed} failed "
                          f"infillings, {counts.not_infilled} not infilled)")
     n_orders = sum(len(s.questions) for s in stories)
-    split_of = assign_splits([(s.id, stratum(s.record)) for s in stories], fractions, args.seed)
+    split_of = assign_splits([(s.id, s.stratum) for s in stories], fractions, args.seed)
     order_of = {sid: _hash(args.seed, "split", sid) for sid in split_of}
     stories.sort(key=lambda s: (order_of[s.id], s.id))  # rows grouped by story, seeded order
     per_split: dict[str, list[Item]] = {s: [] for s in SPLITS}
@@ -623,13 +651,8 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
         per_split[name], ok = select(per_split[name], ratio, args.balance, args.seed, name)
         reached &= ok
     if not any(per_split.values()):
-        raise ValueError("no rows left after selection (check --orders)")
+        raise InputError("no rows left after selection (check --orders)")
 
-    from datasets import Dataset, DatasetDict
-
-    features = row_features()
-    dd = DatasetDict({name: Dataset.from_list(make_rows(per_split[name], args.text),
-                                              features=features) for name in SPLITS})
     stats = {
         "command": _command(args),
         "options": {"orders": sorted(orders) if orders else None, "interesting_ratio": ratio,
@@ -643,24 +666,32 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
                       "ratio_reached": reached},
         "splits": {name: split_stats(per_split[name]) for name in SPLITS},
     }
-    _save(dd, stats, out)
+    _write(per_split, stats, out)
     return stats
 
 
-def _save(dd, stats: dict[str, Any], out: Path) -> None:
-    """Write next to `out` and swap it in, so a failed export never leaves half a dataset."""
+def _write(per_split: dict[str, list[Item]], stats: dict[str, Any], out: Path) -> None:
+    """Build and save next to `out`, then swap it in: a failed export never leaves half a
+    dataset, and the Arrow build cache is removed."""
+    from datasets import DatasetDict
     from datasets.utils.logging import (disable_progress_bar, enable_progress_bar,
                                         is_progress_bar_enabled)
 
     tmp = out.with_name(out.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
+    cache = out.with_name(out.name + ".cache")
+    for d in (tmp, cache):
+        shutil.rmtree(d, ignore_errors=True)
     bars = is_progress_bar_enabled()
-    disable_progress_bar()  # three bars per export say nothing the summary does not
+    disable_progress_bar()  # six bars per export say nothing the summary does not
     try:
+        dd = DatasetDict({name: build_dataset(per_split[name], cache,
+                                              _hash(stats["command"], name)[:16])
+                          for name in SPLITS})
         dd.save_to_disk(str(tmp))
     finally:
         if bars:
             enable_progress_bar()
+        shutil.rmtree(cache, ignore_errors=True)
     (tmp / "README.md").write_text(dataset_card(stats), encoding="utf-8")
     (tmp / STATS_FILE).write_text(json.dumps(stats, indent=1, ensure_ascii=False) + "\n",
                                   encoding="utf-8")
@@ -674,10 +705,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="labelled stories (sample --label, label, search or infill output)")
     p.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="folder for the DatasetDict (save_to_disk) and its README.md card")
-    p.add_argument("--orders", default=None,
+    p.add_argument("--orders", type=orders_arg, default=None,
                    help="question orders to keep, e.g. 0,1,2 (default: all; 0 = ground truth "
                         "and memory questions)")
-    p.add_argument("--interesting-ratio", type=float, default=None, metavar="R",
+    p.add_argument("--interesting-ratio", type=_ratio_arg, default=None, metavar="R",
                    help="share of interesting questions per split, by subsampling the other "
                         "kind (paper figure 5; default: as generated)")
     p.add_argument("--balance", action="store_true",
@@ -685,10 +716,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--text", choices=("structure", "infilled"), default="structure",
                    help="story text in prompts: the canonical rendering, or the infilled "
                         "narration (stories whose infilling failed the judge are skipped)")
-    p.add_argument("--splits", default="0.8,0.1,0.1",
+    p.add_argument("--splits", type=_splits_arg, default=[0.8, 0.1, 0.1],
                    help="train,validation,test fractions of the stories (default 0.8,0.1,0.1)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-questions-per-story", type=int, default=None, metavar="K",
+    p.add_argument("--max-questions-per-story", type=_positive_int, default=None, metavar="K",
                    help="keep at most K questions per story (seeded sample)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace a non-empty output folder that is not a previous export")
@@ -711,7 +742,7 @@ def run(args: argparse.Namespace) -> int:
              and not stats["splits"][n]["rows"]]
     if empty:
         print(f"warning: split(s) {', '.join(empty)} got no rows (too few stories for "
-              f"--splits {args.splits})", file=sys.stderr)
+              f"--splits {','.join(f'{f:g}' for f in args.splits)})", file=sys.stderr)
     if args.interesting_ratio is not None and not sel["ratio_reached"]:
         print(f"warning: interesting share {args.interesting_ratio:g} not reachable in every "
               f"split (order-0 questions are never interesting; with --balance try --orders "

@@ -92,6 +92,7 @@ def test_rows_follow_the_contract_and_split_by_story(stories, default_export):
     for split, ids in ids_per_split.items():
         per_set = Counter(by_id[i]["action_set"] for i in ids)
         assert set(per_set.values()) == {len(ids) // 3}, (split, per_set)
+    assert sorted(p.name for p in out.parent.iterdir()) == ["ds"]  # no build cache left behind
     all_rows = [r["id"] for d in ds.values() for r in d]
     assert len(all_rows) == len(set(all_rows)) == sum(len(s["questions"]) for s in by_id.values())
 
@@ -256,13 +257,19 @@ def test_eval_loader_reads_the_export(default_export):
     assert len(bench.loader("train")(out)) == len(ds["train"])
 
 
-def test_bad_input_gives_one_line_errors(stories, tmp_path):
+def test_bad_input_gives_one_line_errors(stories, tmp_path, capsys):
     def error(*argv) -> str:
-        with pytest.raises((InputError, ValueError)) as e:
+        with pytest.raises(InputError) as e:
             run_export(*argv)
         msg = str(e.value)
         assert "\n" not in msg
         return msg
+
+    def usage_error(*options: str) -> str:
+        with pytest.raises(SystemExit) as e:
+            run_export(stories[:1], tmp_path / "o", *options)
+        assert e.value.code == 2
+        return capsys.readouterr().err.strip().splitlines()[-1]
 
     assert "no such file" in error([tmp_path / "missing.jsonl"], tmp_path / "o")
     good = stories[0].read_text().splitlines()
@@ -279,9 +286,10 @@ def test_bad_input_gives_one_line_errors(stories, tmp_path):
     bad.write_text(json.dumps(broken_q) + "\n")
     assert "questions[2]: missing field 'answer'" in error([bad], tmp_path / "o")
     assert "already read" in error([stories[0], stories[0]], tmp_path / "o")
-    assert "--splits" in error(stories[:1], tmp_path / "o", "--splits", "0.5,0.2")
-    assert "--orders" in error(stories[:1], tmp_path / "o", "--orders", "one")
-    assert "--interesting-ratio" in error(stories[:1], tmp_path / "o", "--interesting-ratio", "2")
+    assert "argument --splits: expected train,validation,test" in usage_error("--splits", "0.5,0.2")
+    assert "argument --orders: expected comma-separated" in usage_error("--orders", "one")
+    assert "argument --interesting-ratio" in usage_error("--interesting-ratio", "2")
+    assert "argument --max-questions-per-story" in usage_error("--max-questions-per-story", "0")
     assert not (tmp_path / "o").exists()  # nothing half-written
     only_errors = tmp_path / "errors.jsonl"
     only_errors.write_text(json.dumps({"id": 1, "error": "line 1: bad"}) + "\n")
