@@ -22,6 +22,12 @@ LOG_FILE = "log.jsonl"
 CONFIG_FILE = "run_config.yaml"
 
 
+def say(message: str) -> None:
+    """A progress line on stderr, from the first process only."""
+    if int(os.environ.get("RANK", "0")) == 0:
+        print(message, file=sys.stderr)
+
+
 def resolve_device(cfg) -> tuple[bool, str]:
     """(use_cpu, precision) from the `train.device` and `train.precision` settings."""
     import torch
@@ -43,7 +49,7 @@ def common_args(cfg) -> dict[str, Any]:
     model_kwargs: dict[str, Any] = {"dtype": cfg.model.dtype}
     if cfg.model.attn_implementation:
         model_kwargs["attn_implementation"] = cfg.model.attn_implementation
-    return dict(
+    args = dict(
         output_dir=t.output_dir,
         run_name=cfg.log.run_name,
         max_steps=t.max_steps,
@@ -66,8 +72,12 @@ def common_args(cfg) -> dict[str, Any]:
         report_to=list(cfg.log.report_to) or "none",
         **_checkpointing_arg(cfg.model.gradient_checkpointing),
         model_init_kwargs=model_kwargs,
-        **cfg.trl,
+        # every parameter gets a gradient in these models; the DDP default (True without
+        # checkpointing) costs an extra autograd traversal per step
+        ddp_find_unused_parameters=False,
     )
+    args.update(cfg.trl)  # names checked against TRL's config class by rl.config
+    return args
 
 
 def _checkpointing_arg(on: bool) -> dict[str, bool]:
@@ -168,6 +178,9 @@ def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: li
         return 0
     if trainer.is_world_process_zero():
         dump_config(cfg, Path(out) / CONFIG_FILE)
+        print(f"[{prog.split()[-1]}] {trainer.accelerator.num_processes} process(es), "
+              f"distributed type {trainer.accelerator.distributed_type.value}; writing to {out}",
+              file=sys.stderr)
     trainer.add_callback(jsonl_log_callback(Path(out) / LOG_FILE))
     trainer.train(resume_from_checkpoint=last if args.resume else None)
     trainer.save_model(out)

@@ -16,7 +16,7 @@ import sys
 
 from rl.config import ConfigError, SFTRun
 from rl.data import Source, mix, sft_examples, with_system_prompt
-from rl.run import common_args, eval_args, load_tokenizer, lora_config, main
+from rl.run import common_args, eval_args, load_tokenizer, lora_config, main, say
 
 
 def sft_args(cfg: SFTRun, has_eval: bool):
@@ -52,8 +52,8 @@ def build_trainer(cfg: SFTRun, check: bool = False):
                           "chat template; use completion_only")
     train_ds = load_examples(cfg, cfg.data.train, cfg.data.size)
     eval_ds = load_examples(cfg, cfg.data.eval, cfg.data.eval_size)
-    print(f"[rl.sft] {len(train_ds)} training examples"
-          + (f"; {len(eval_ds)} eval examples" if eval_ds is not None else ""), file=sys.stderr)
+    say(f"[rl.sft] {len(train_ds)} training examples"
+        + (f"; {len(eval_ds)} eval examples" if eval_ds is not None else ""))
     if check:
         return None
     from trl import SFTTrainer
@@ -71,6 +71,10 @@ def build_trainer(cfg: SFTRun, check: bool = False):
         raise ConfigError(f"model.path: cannot load {cfg.model.path!r} ({str(e).splitlines()[0]})") from None
 
 
+def cli(argv: list[str] | None = None) -> int:
+    return main("python -m rl.sft", "Supervised fine-tuning warm start (TRL SFTTrainer).",
+                SFTRun, build_trainer, argv=argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main("python -m rl.sft", "Supervised fine-tuning warm start (TRL SFTTrainer).",
-                  SFTRun, build_trainer))
+    sys.exit(cli())

@@ -15,7 +15,7 @@ import sys
 from rl.config import ConfigError, GRPORun
 from rl.data import Source, drop_long_prompts, mix, with_system_prompt
 from rl.rewards import format_reward, outcome_reward
-from rl.run import common_args, eval_args, load_tokenizer, lora_config, main
+from rl.run import common_args, eval_args, load_tokenizer, lora_config, main, say
 
 
 def vllm_args(cfg) -> dict:
@@ -83,8 +83,8 @@ def build_trainer(cfg: GRPORun, check: bool = False):
         raise ConfigError(f"data.max_prompt_tokens: all {dropped} training prompts are longer "
                           f"than {cfg.data.max_prompt_tokens} tokens")
     sources = ", ".join(f"{k}={v}" for k, v in sorted(_counts(train_ds["source"]).items()))
-    print(f"[rl.train] {len(train_ds)} training rows ({sources}); {dropped} dropped as too long"
-          + (f"; {len(eval_ds)} eval rows" if eval_ds is not None else ""), file=sys.stderr)
+    say(f"[rl.train] {len(train_ds)} training rows ({sources}); {dropped} dropped as too long"
+        + (f"; {len(eval_ds)} eval rows" if eval_ds is not None else ""))
     if check:
         return None
     from trl import GRPOTrainer
@@ -110,6 +110,10 @@ def _counts(values) -> dict[str, int]:
     return out
 
 
+def cli(argv: list[str] | None = None) -> int:
+    return main("python -m rl.train", "GRPO with the format + outcome reward (TRL).",
+                GRPORun, build_trainer, argv=argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main("python -m rl.train", "GRPO with the format + outcome reward (TRL).",
-                  GRPORun, build_trainer))
+    sys.exit(cli())

@@ -1,0 +1,113 @@
+"""Run configs: the shipped files validate; bad fields fail with one line; overrides; CLI errors."""
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rl.config import ConfigError, GRPORun, SFTRun, load_config
+from rl.sft import cli as sft_cli
+from rl.train import cli as train_cli, grpo_args
+
+REPO = Path(__file__).resolve().parents[2]
+GRPO_TINY = REPO / "configs/grpo/tiny-cpu.yaml"
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "configs/grpo").glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_grpo_configs_validate(path):
+    cfg = load_config(path, GRPORun)
+    assert path.read_text().startswith("#") and "rl.train" in path.read_text().split("\nmodel:")[0]
+    if "tomsynth" in path.name:  # the paper's settings (ToM-Synth appendix C.1)
+        g, t = cfg.grpo, cfg.train
+        assert (g.max_completion_length, cfg.data.max_prompt_tokens) == (768, 1280)
+        assert (t.learning_rate, g.beta, g.temperature, g.num_generations) == (3e-7, 0.001, 1.0, 8)
+        assert cfg.vllm.enabled and t.precision == "bf16"
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "configs/sft").glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_sft_configs_validate(path):
+    cfg = load_config(path, SFTRun)
+    assert "rl.sft" in path.read_text().split("\nmodel:")[0]
+    if path.name == "exploretom-8b.yaml":  # the ExploreToM paper's recipe
+        t = cfg.train
+        assert (t.learning_rate, t.warmup_steps, cfg.sft.loss) == (1e-6, 100, "completion_only")
+        assert t.per_device_train_batch_size * 8 * t.gradient_accumulation_steps == 40
+
+
+def test_paper_batch_is_prompts_times_generations():
+    for name, gpus, prompts in (("llama3.1-8b", 8, 64), ("qwen2.5-7b", 8, 64), ("qwen2.5-32b", 32, 64),
+                                ("qwen2.5-72b", 64, 128)):
+        t = load_config(REPO / f"configs/grpo/{name}-tomsynth.yaml", GRPORun).train
+        assert t.per_device_train_batch_size * gpus * t.gradient_accumulation_steps == prompts * 8
+
+
+def test_accelerate_and_deepspeed_configs_exist_and_parse():
+    names = {p.stem for p in (REPO / "configs/accelerate").glob("*.yaml")}
+    assert {"cpu", "cpu-2proc", "single-gpu", "multi-gpu", "deepspeed-zero2", "deepspeed-zero3",
+            "deepspeed-zero3-offload"} <= names
+    for p in (REPO / "configs/accelerate").glob("deepspeed-*.yaml"):
+        ds = yaml.safe_load(p.read_text())["deepspeed_config"]["deepspeed_config_file"]
+        stage = json.loads((REPO / ds).read_text())["zero_optimization"]["stage"]
+        assert stage == (2 if "zero2" in p.name else 3)
+
+
+def test_overrides(tmp_path):
+    cfg = load_config(GRPO_TINY, GRPORun, ["--max_steps", "5", "--grpo.beta", "0", "--model.lora",
+                                           "{r: 4}", "--log.report_to=tensorboard"])
+    assert cfg.train.max_steps == 5 and cfg.grpo.beta == 0 and cfg.model.lora.r == 4
+    assert cfg.log.report_to == ["tensorboard"]
+    with pytest.raises(ConfigError, match=r"--seed: sections data, train define\(s\) it"):
+        load_config(GRPO_TINY, GRPORun, ["--seed", "1"])
+
+
+@pytest.mark.parametrize("override, message", [
+    (["--grpo.loss_typ", "dapo"], "grpo.loss_typ: unknown field; allowed: num_generations, "),
+    (["--grpo.loss_type", "ppo"], "grpo.loss_type: Input should be 'grpo', 'dr_grpo', 'dapo'"),
+    (["--train.learning_rate", "-1"], "train.learning_rate: Input should be greater than 0 (got -1)"),
+    (["--train.precision", "int8"], "train.precision: Input should be 'auto', 'fp32', 'bf16' or 'fp16'"),
+    (["--trl.num_genrations", "4"], "trl.num_genrations: not a field of trl.GRPOConfig (did you mean num_generations"),
+    (["--trl.beta", "0.1"], "trl.beta: set it in its own section, not under trl"),
+    (["--model.path", "null"], "model.path: Input should be a valid string"),
+])
+def test_invalid_fields_fail_with_one_line(override, message):
+    with pytest.raises(ConfigError) as e:
+        load_config(GRPO_TINY, GRPORun, override)
+    text = str(e.value)
+    assert "\n" not in text and text.startswith(f"{GRPO_TINY}: ") and message in text
+
+
+def test_sft_only_sections_are_rejected_in_grpo_and_back(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(GRPO_TINY.read_text() + "sft:\n  max_length: 10\n")
+    with pytest.raises(ConfigError, match="sft: unknown field; allowed: model, data, train, log, trl, grpo"):
+        load_config(bad, GRPORun)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("model: [\n")
+    with pytest.raises(ConfigError, match=r"broken.yaml:\d+: not valid YAML"):
+        load_config(broken, SFTRun)
+
+
+def test_trl_arguments_follow_the_config():
+    cfg = load_config(GRPO_TINY, GRPORun, ["--trl.max_tool_calling_iterations", "2"])
+    args = grpo_args(cfg, has_eval=False)
+    assert (args.beta, args.loss_type, args.scale_rewards, args.num_generations) == (0.001, "dapo", "group", 8)
+    assert args.reward_weights == [1.0, 1.0] and args.use_cpu and not args.bf16
+    assert args.max_tool_calling_iterations == 2 and args.use_vllm is False
+
+
+def test_command_line_errors_are_one_line(tmp_path, capsys):
+    out = tmp_path / "run"
+    (out / "checkpoint-3").mkdir(parents=True)
+    assert train_cli([str(GRPO_TINY), "--train.output_dir", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: train.output_dir: {out} already holds checkpoint-3; "
+        "pass --resume to continue it or choose another output_dir")
+    assert sft_cli([str(REPO / "configs/sft/tiny-cpu.yaml"), "--train.output_dir", str(tmp_path / "new"),
+                    "--resume"]) == 2
+    assert capsys.readouterr().err.strip() == f"error: --resume: no checkpoint-* folder in {tmp_path / 'new'}"
+    assert train_cli([str(GRPO_TINY), "--vllm.enabled", "true", "--train.output_dir", str(tmp_path / "v")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: vllm.enabled: vLLM is not installed") and "\n" not in err
+    assert train_cli([str(GRPO_TINY), "--model.path", str(tmp_path / "no-model"),
+                      "--train.output_dir", str(tmp_path / "m")]) == 2
+    assert capsys.readouterr().err.strip().startswith("error: model.path: cannot load a tokenizer")

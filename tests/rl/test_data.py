@@ -1,0 +1,93 @@
+"""Loading, validating and mixing row datasets for training."""
+import json
+from collections import Counter
+
+import pytest
+
+from rl.data import DataError, Source, load_source, mix, sft_examples, with_system_prompt
+
+from .conftest import toy_rows, write_jsonl
+
+
+def by_source(ds):
+    return Counter(ds["source"])
+
+
+def test_load_jsonl_and_saved_dataset_splits(toy_data):
+    loc = load_source(Source(str(toy_data["location"])))
+    assert len(loc) == 96 and set(loc["source"]) == {"toy-location"}
+    assert load_source(Source(str(toy_data["knowledge"]), split="test")).num_rows == 16
+    with pytest.raises(DataError, match=r"no split 'validation' \(has train, test\)"):
+        load_source(Source(str(toy_data["knowledge"]), split="validation"))
+
+
+def test_folder_of_split_jsonl_files(tmp_path):
+    write_jsonl(tmp_path / "train.jsonl", toy_rows(5, "toy-location"))
+    assert len(load_source(Source(str(tmp_path)))) == 5
+    with pytest.raises(DataError, match="test.jsonl"):
+        load_source(Source(str(tmp_path), split="test"))
+
+
+def test_mix_by_weight_with_a_size(toy_data):
+    sources = [Source(str(toy_data["location"]), weight=3), Source(str(toy_data["knowledge"]), weight=1)]
+    ds = mix(sources, size=200, seed=1)
+    # 150 location rows from 96 (one full pass repeated in part), 50 knowledge rows from 64
+    assert by_source(ds) == {"toy-location": 150, "toy-knowledge": 50}
+    assert len(set(ds.filter(lambda r: r["source"] == "toy-knowledge")["id"])) == 50
+    again = mix(sources, size=200, seed=1)
+    assert again["id"] == ds["id"]  # same config, same rows, same order
+    assert mix(sources, size=200, seed=2)["id"] != ds["id"]
+
+
+def test_mix_without_size_is_the_largest_exact_mix(toy_data):
+    sources = [Source(str(toy_data["location"]), weight=1), Source(str(toy_data["knowledge"]), weight=1)]
+    ds = mix(sources, seed=0)
+    assert by_source(ds) == {"toy-location": 64, "toy-knowledge": 64}
+    assert len(set(ds["id"])) == 128  # no row repeated
+    capped = mix([Source(str(toy_data["location"]), max_rows=10)], seed=0)
+    assert len(capped) == 10
+
+
+def test_bad_rows_name_the_file_line_and_field(tmp_path):
+    rows = toy_rows(3, "toy-location")
+    rows[1]["answer_type"] = "essay"
+    path = write_jsonl(tmp_path / "bad.jsonl", rows)
+    with pytest.raises(DataError) as e:
+        load_source(Source(str(path)))
+    msg = str(e.value)
+    assert f"{path}:2" in msg and "answer_type 'essay'" in msg and "\n" not in msg
+    path.write_text(json.dumps(toy_rows(1, "toy-location")[0]) + "\n{not json\n")
+    with pytest.raises(DataError, match=rf"{path}:2: not valid JSON"):
+        load_source(Source(str(path)))
+    with pytest.raises(DataError, match="no such file"):
+        load_source(Source(str(tmp_path / "missing.jsonl")))
+    from datasets import Dataset
+
+    rows[1]["answer_type"] = "short"
+    Dataset.from_list([{k: v for k, v in r.items() if k != "choices"} for r in rows]).save_to_disk(
+        str(tmp_path / "nochoices"))
+    with pytest.raises(DataError, match="missing column"):
+        load_source(Source(str(tmp_path / "nochoices")))
+
+
+def test_weights_must_be_positive(toy_data):
+    with pytest.raises(DataError, match="weight must be > 0"):
+        mix([Source(str(toy_data["location"]), weight=0)])
+
+
+def test_system_prompt_override_and_sft_targets():
+    from datasets import Dataset
+
+    rows = toy_rows(2, "toy-knowledge")
+    rows[0]["meta"] = json.dumps({"order": 1, "reasoning": "Sally left before the move."})
+    ds = Dataset.from_list(rows)
+    swapped = with_system_prompt(ds, "Be brief.")
+    assert [m["role"] for m in swapped[0]["prompt"]] == ["system", "user"]
+    assert swapped[0]["prompt"][0]["content"] == "Be brief."
+    ex = sft_examples(ds)
+    assert ex.column_names == ["prompt", "completion"]
+    reply0, reply1 = (ex[i]["completion"][0]["content"] for i in range(2))
+    assert reply0 == f"<think>Sally left before the move.</think><answer>{rows[0]['answer']}</answer>"
+    assert reply1.startswith("<think>") and reply1.endswith(f"</think><answer>{rows[1]['answer']}</answer>")
+    plain = sft_examples(ds, target="answer")
+    assert plain[1]["completion"] == [{"role": "assistant", "content": rows[1]["answer"]}]

@@ -1,0 +1,117 @@
+"""The GRPO rewards: values of eq. 3-5, TRL's calling convention, metrics, and reward hacking."""
+import json
+import time
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rl.rewards import completion_text, format_reward, outcome_reward, total_reward
+
+GOOD = "<think>Sally was out when the marble moved.</think><answer>basket</answer>"
+
+
+def call_both(completions, answer, answer_type, choices=(), source="s", meta="{}", log_metric=None):
+    n = len(completions)
+    kwargs = dict(answer=[answer] * n, answer_type=[answer_type] * n, choices=[list(choices)] * n,
+                  source=[source] * n, meta=[meta] * n, id=["x"] * n)
+    f = format_reward(prompts=[[]] * n, completions=completions, **kwargs)
+    o = outcome_reward(prompts=[[]] * n, completions=completions, log_metric=log_metric, **kwargs)
+    return f, o
+
+
+def test_values_of_the_paper():
+    f, o = call_both([GOOD, GOOD.replace("basket", "box"), "basket"], "basket", "short")
+    assert f == [0.0, 0.0, -1.0]
+    assert o == [1.0, 0.0, 0.0]  # a tagless right answer earns nothing
+
+
+def test_conversational_completions():
+    conv = [[{"role": "assistant", "content": GOOD}]]
+    f, o = call_both(conv, "basket", "short")
+    assert (f, o) == ([0.0], [1.0])
+    assert completion_text([{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}]) == "hi"
+    assert completion_text(None) == "" and completion_text(42) == ""
+
+
+def test_choice_and_yes_no():
+    f, o = call_both(["<think>t</think><answer>B</answer>", "<think>t</think><answer>A</answer>"],
+                     "B", "choice", choices=["in the box", "in the basket"])
+    assert o == [1.0, 0.0]
+    _, o = call_both(["<think>t</think><answer>No</answer>", "<think>t</think><answer>yes or no</answer>"],
+                     "no", "yes_no")
+    assert o == [1.0, 0.0]
+
+
+def test_accuracy_metrics_per_source_and_order():
+    logged = []
+    call_both([GOOD, GOOD.replace("basket", "box")], "basket", "short", source="exploretom",
+              meta=json.dumps({"order": 2}), log_metric=lambda k, v: logged.append((k, v)))
+    assert logged.count(("accuracy/source/exploretom", 1.0)) == 1
+    assert logged.count(("accuracy/source/exploretom", 0.0)) == 1
+    assert ("accuracy/order/2", 1.0) in logged and ("accuracy/order/2", 0.0) in logged
+    # no order in meta (or meta unreadable): no order metric, and no exception
+    logged.clear()
+    call_both([GOOD], "basket", "short", meta="not json", log_metric=lambda k, v: logged.append(k))
+    assert logged == ["accuracy/source/s"]
+
+
+HACKS = [
+    # every option listed
+    ("<think>t</think><answer>A, B, C, D</answer>", "B", "choice", ["w", "x", "y", "z"]),
+    ("<think>t</think><answer>A or B</answer>", "B", "choice", ["w", "x"]),
+    ("<think>t</think><answer>basket, box, drawer</answer>", "basket", "short", []),
+    ("<think>t</think><answer>yes and no</answer>", "yes", "yes_no", []),
+    # two answer blocks (same or different), or two think blocks
+    ("<think>t</think><answer>B</answer><answer>B</answer>", "B", "choice", ["w", "x"]),
+    ("<think>t</think><answer>A</answer><answer>B</answer>", "B", "choice", ["w", "x"]),
+    ("<think>t</think><think>u</think><answer>B</answer>", "B", "choice", ["w", "x"]),
+    # the answer outside the tags
+    ("<think>t</think> The answer is B.", "B", "choice", ["w", "x"]),
+    ("<think>t</think><answer></answer> B", "B", "choice", ["w", "x"]),
+    ("B <think>t</think><answer>unsure</answer>", "B", "choice", ["w", "x"]),
+    ("<think>t<answer>B</answer></think>", "B", "choice", ["w", "x"]),
+    # empty answer
+    ("<think>t</think><answer>   </answer>", "basket", "short", []),
+    ("<think></think><answer></answer>", "yes", "yes_no", []),
+    # enormous outputs
+    ("<think>t</think><answer>" + "basket " * 200_000 + "</answer>", "basket", "short", []),
+    ("<think>" + "x" * 1_000_000 + "</think><answer>" + "B " * 100_000 + "</answer>", "B", "choice", ["w", "x"]),
+    ("<think>t</think><answer>42</answer>" + " 42" * 300_000, "42", "number", []),
+]
+
+
+def test_reward_hacking_gets_no_outcome_credit():
+    for text, gold, kind, choices in HACKS:
+        start = time.perf_counter()
+        _, o = call_both([text], gold, kind, choices)
+        assert o == [0.0], text[:80]
+        assert time.perf_counter() - start < 5, f"too slow on {text[:40]}"
+
+
+TAGS = ["<think>", "</think>", "<answer>", "</answer>"]
+pieces = st.one_of(st.sampled_from(TAGS), st.text(max_size=30),
+                   st.sampled_from(["B", "basket", "yes", "no", "42", "A, B", " ", "\n"]))
+completions = st.one_of(
+    st.text(max_size=300),
+    st.lists(pieces, max_size=12).map("".join),
+    st.builds(lambda t, a: f"<think>{t}</think><answer>{a}</answer>", st.text(max_size=50), st.text(max_size=30)),
+)
+rows = st.one_of(
+    st.tuples(st.sampled_from("ABCD"), st.just("choice"), st.just(["w", "x", "y", "z"])),
+    st.tuples(st.sampled_from(["yes", "no"]), st.just("yes_no"), st.just([])),
+    st.tuples(st.sampled_from(["basket", "Sally", "green box"]), st.just("short"), st.just([])),
+    st.tuples(st.sampled_from(["knows about it", "does not know about it"]), st.just("knowledge"), st.just([])),
+    st.tuples(st.sampled_from(["42", "0.5", "-3"]), st.just("number"), st.just([])),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(completions, rows)
+def test_total_reward_is_in_the_paper_range_and_never_raises(text, row):
+    gold, kind, choices = row
+    f, o = call_both([text, [{"role": "assistant", "content": text}]], gold, kind, choices)
+    assert f[0] == f[1] and o[0] == o[1]
+    assert f[0] + o[0] in (-1.0, 0.0, 1.0)
+    assert total_reward(text, gold, kind, choices) == f[0] + o[0]
+    if f[0] == -1.0:
+        assert o[0] == 0.0  # a broken format never earns the outcome reward
