@@ -256,8 +256,8 @@ def plan_counts(avail: dict[Group, tuple[int, int]], ratio: float | None,
     m_max = min(a + b for a, b in avail.values())
     if ratio is None:
         return {g: _natural_split(avail[g], m_max) for g in groups}, True
-    # Largest per-group count m at which the share can be met exactly; smaller m widens the
-    # reachable range (max(0, m - non)/m grows, min(m, int)/m shrinks), so scan downwards.
+    # Largest per-group count m at which the share can be met exactly. The reachable range of
+    # shares narrows as m grows (max(0, m - non)/m rises, min(m, int)/m falls): scan downwards.
     for m in range(m_max, 0, -1):
         lo = {g: max(0, m - avail[g][1]) for g in groups}
         hi = {g: min(m, avail[g][0]) for g in groups}
