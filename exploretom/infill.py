@@ -292,6 +292,7 @@ class StoryJob:
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     feedback: list[str] = field(default_factory=list)
     failed: str = ""  # reason the story failed, "" while running or when ok
+    request_error: str = ""  # a request failed for good: the story is left for a re-run
     finished: bool = False
 
     @property
@@ -330,6 +331,7 @@ class InfillStats:
     ok: int = 0
     already: int = 0
     invalid_input: int = 0
+    request_errors: int = 0  # stories left unwritten because a request failed
     steps: int = 0
     attempts: int = 0
     rejections: Counter = field(default_factory=Counter)
@@ -345,6 +347,7 @@ class InfillStats:
         extra += f" prelude_errors: {pre}" if pre else ""
         return (f"infill: stories={self.stories} ok={self.ok} failed={self.stories - self.ok} "
                 f"already_done={self.already} invalid_input={self.invalid_input} "
+                f"request_errors={self.request_errors} "
                 f"mean_attempts={mean:.2f} rejections: {rej}{extra}")
 
 
@@ -391,7 +394,20 @@ class Infiller:
                     job.feedback, job.attempts, self.max_calls)))
         return out
 
+    def _set_aside(self, job: StoryJob, c: Completion) -> bool:
+        """A request that failed for good (after the backend's own retries) says nothing about
+        the story: it is not written, so the next run infills it again."""
+        if c.ok:
+            return False
+        if not job.request_error:
+            job.request_error = str(c.error)[:300]
+            self.log(f"{job.story.id}: request failed ({job.request_error}); left for a re-run")
+        job.finished = True
+        return True
+
     def _on_prelude(self, job: StoryJob, kind: str, c: Completion) -> None:
+        if self._set_aside(job, c):
+            return
         names = [p["name"] for p in job.people]
         job.prelude_tries[kind] += 1
         try:
@@ -422,6 +438,8 @@ class Infiller:
                 setattr(job, f"need_{kind}", False)
 
     def _on_step_reply(self, job: StoryJob, c: Completion) -> None:
+        if self._set_aside(job, c):
+            return
         try:
             texts = parse_model(Continuations, completion_text(c)).continuations
             texts = [_clean(t) for t in texts][: self.candidates]
@@ -469,6 +487,8 @@ class Infiller:
             job.finished = True
 
     def _on_verdict(self, job: StoryJob, c: Completion) -> None:
+        if self._set_aside(job, c):
+            return
         step = job.steps[job.step_i]
         text = job.candidates[job.cand_i]
         try:
@@ -553,7 +573,10 @@ class Infiller:
                 return self.stats
             self.round(pool)
             for job in [j for j in pool if j.finished]:
-                write(self.result(job))
+                if job.request_error:
+                    self.stats.request_errors += 1
+                else:
+                    write(self.result(job))
             pool = [j for j in pool if not j.finished]
 
 
@@ -641,6 +664,11 @@ def run(args: argparse.Namespace) -> int:
     finally:
         close_backends(generator, judge)
     print(stats.summary())
+    if stats.request_errors:
+        print(f"error: {stats.request_errors} stories were not written because a request failed "
+              "(see the messages above); run the same command again to infill them",
+              file=sys.stderr)
+        return 3
     return 0
 
 

@@ -627,6 +627,7 @@ class ContextStats:
     judged: int = 0
     rejected: Counter = field(default_factory=Counter)  # judge rejections by reason
     kept: int = 0
+    request_errors: int = 0  # attempts left for a later run because a request failed
 
     def summary(self) -> str:
         def fmt(c: Counter) -> str:
@@ -648,6 +649,7 @@ class _Attempt:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     pending: int = 0
+    request_error: str = ""
 
 
 def context_id(seed: int, k: int) -> str:
@@ -707,6 +709,13 @@ class ContextSampler:
         return self.stats
 
     # -- stages --------------------------------------------------------------------------------
+    def _set_aside(self, a: _Attempt, error: str) -> None:
+        """A request that failed for good says nothing about the context: the attempt is not
+        recorded, so a later run tries it again."""
+        self.stats.failed["request_failed"] += 1
+        self.stats.request_errors += 1
+        self.log(f"{a.id}: request failed ({error[:300]}); left for a re-run")
+
     def _fail(self, a: _Attempt, reason: str, problems: Iterable[str], reply: str = "") -> None:
         self.stats.failed[reason] += 1
         entry = {"id": a.id, "reason": reason, "problems": list(problems)[:20]}
@@ -723,6 +732,8 @@ class ContextSampler:
 
         def on_context(i: int, c: Completion) -> None:
             a = batch[i]
+            if not c.ok:
+                return self._set_aside(a, str(c.error))
             text = ""
             try:
                 text = completion_text(c)
@@ -744,6 +755,8 @@ class ContextSampler:
 
         def on_updates(i: int, c: Completion) -> None:
             a = kept[i]
+            if not c.ok:
+                return self._set_aside(a, str(c.error))
             text = ""
             try:
                 text = completion_text(c)
@@ -789,25 +802,34 @@ class ContextSampler:
         def on_verdict(i: int, c: Completion) -> None:
             a, j = jobs[i]
             update = a.candidates[j]
-            self.stats.judged += 1
-            try:
-                verdict = parse_model(UpdateVerdict, completion_text(c), max_chars=20_000)
-                reason = judge_rejection(verdict)
-                note = _clean(verdict.reason)[:300]
-            except ReplyError as e:
-                reason, note = f"judge_{e.reason}", str(e)[:300]
-            update_verdict = {"update": j, "ok": reason is None, "reason": reason or "",
-                              "note": note}
-            a.verdicts.append(update_verdict)
-            if reason:
-                self.stats.rejected[reason] += 1
             a.pending -= 1
+            if not c.ok:
+                a.request_error = a.request_error or str(c.error)
+            else:
+                self._judged(a, j, update, c)
             if a.pending == 0:
-                self._finish(a)
+                if a.request_error:
+                    self._set_aside(a, a.request_error)
+                else:
+                    self._finish(a)
 
         if jobs:
             self.judge.generate([judge_update_prompt(a.record, a.candidates[j]) for a, j in jobs],
                                 self.judge_config, on_result=on_verdict, progress=self.progress)
+
+    def _judged(self, a: _Attempt, j: int, update: dict[str, Any], c: Completion) -> None:
+        self.stats.judged += 1
+        try:
+            verdict = parse_model(UpdateVerdict, completion_text(c), max_chars=20_000)
+            reason = judge_rejection(verdict)
+            note = _clean(verdict.reason)[:300]
+        except ReplyError as e:
+            reason, note = f"judge_{e.reason}", str(e)[:300]
+        update_verdict = {"update": j, "state_value": update["state_value"],
+                          "ok": reason is None, "reason": reason or "", "note": note}
+        a.verdicts.append(update_verdict)
+        if reason:
+            self.stats.rejected[reason] += 1
 
     def _finish(self, a: _Attempt) -> None:
         accepted = {v["update"] for v in a.verdicts if v["ok"]}
@@ -876,9 +898,11 @@ def run(args: argparse.Namespace) -> int:
     print(stats.summary())
     total = stats.already + stats.written
     if total < args.n:
+        requests = (f"; {stats.request_errors} attempts hit request errors and will be retried"
+                    if stats.request_errors else "")
         print(f"error: {total} of {args.n} contexts after {max_attempts} attempts; reasons are in "
-              f"{failures_path(args.output)} (raise --max-attempts and run again to continue)",
-              file=sys.stderr)
+              f"{failures_path(args.output)}{requests} (raise --max-attempts and run again to "
+              "continue)", file=sys.stderr)
         return 3
     return 0
 

@@ -246,7 +246,7 @@ def test_malformed_and_hostile_replies_are_counted_never_fatal(tmp_path, capsys)
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     stories = [sample_one(Conditions("A1", 2, 1, 1, 4, False, 1), 9, k, True, 2) for k in range(7)]
     src.write_text("".join(json.dumps(s) + "\n" for s in stories))
-    faults = ["bad_json", "empty", "huge", "wrong_types", "missing_field", "http_400", "template"]
+    faults = ["bad_json", "empty", "huge", "wrong_types", "missing_field", "template"]
     script = Script(gen_faults=faults, judge_faults=["garbage", "wrong_types"])
     with FakeServer(script) as srv:
         assert run_cli(srv, src, out, "--candidates", "2") == 0
@@ -255,8 +255,7 @@ def test_malformed_and_hostile_replies_are_counted_never_fatal(tmp_path, capsys)
     reasons = Counter(v["reason"] for r in results for st in r["infilled"]["steps"]
                       for v in st["verdicts"] if not v["ok"])
     assert reasons == Counter({"infill_bad_json": 1, "infill_empty": 1, "infill_too_long": 1,
-                               "infill_schema": 2, "infill_request_failed": 1,
-                               "candidate_template_text": 1, "judge_no_json": 1, "judge_schema": 1})
+                               "infill_schema": 2, "candidate_template_text": 1, "judge_no_json": 1, "judge_schema": 1})
     summary = capsys.readouterr().out
     assert "mean_attempts=" in summary and "infill_schema=2" in summary
 
@@ -318,12 +317,27 @@ def test_sigkill_midway_then_rerun_loses_and_duplicates_nothing(tmp_path):
     assert len(lines(out)) == 4
 
 
+def test_failed_requests_leave_stories_for_the_next_run(tmp_path, capsys):
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    stories = write_stories(src, n_sampled=1)
+    down = RawReply(status=400, body={"error": {"message": "model is loading"}})
+    with FakeServer(lambda request: down) as srv:
+        assert run_cli(srv, src, out) == 3
+    captured = capsys.readouterr()
+    assert "request_errors=2" in captured.out and not out.read_text()
+    assert "error: 2 stories were not written because a request failed" in captured.err
+    with FakeServer(Script()) as srv:
+        assert run_cli(srv, src, out) == 0
+    assert sorted(r["id"] for r in lines(out)) == sorted(s["id"] for s in stories)
+    assert all(r["infilled"]["ok"] for r in lines(out))
+
+
 def test_api_key_never_reaches_outputs(tmp_path, capsys):
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     write_stories(src, n_sampled=2)
     faults = Faults(rate_hostile=0.3, hostile_kinds=("echo_auth", "error_echo_auth"))
     with FakeServer(Script(), faults=faults, seed=1) as srv:
-        assert run_cli(srv, src, out, "--max-retries", "4", "--goals") == 0
+        assert run_cli(srv, src, out, "--max-retries", "4", "--goals") in (0, 3)
         assert srv.stats["hostile:echo_auth"] > 0 and srv.credentials_seen["authorization"] > 0
     captured = capsys.readouterr()
     assert SECRET not in captured.out + captured.err
