@@ -448,7 +448,8 @@ class Infiller:
         except ReplyError as e:
             reason = f"infill_{e.reason}"
             job.verdicts.append({"attempt": job.attempts, "candidate": None, "text": "",
-                                 "ok": False, "reason": reason, "note": str(e)[:300]})
+                                 "ok": False, "reason": reason, "note": str(e)[:300],
+                                 "violated": []})
             self.stats.rejections[reason] += 1
             job.feedback.append(f"your previous reply could not be used ({e.reason}); reply with "
                                 "the JSON object only")
@@ -524,15 +525,13 @@ class Infiller:
                 else:
                     self._on_prelude(job, kind, c)
 
-            self.gen.generate([r[2] for r in requests], self.gen_config, on_result=on_gen,
-                              progress=self.progress)
+            self.gen.generate([r[2] for r in requests], self.gen_config, on_result=on_gen)
         to_judge = [j for j in jobs if not j.finished and not j.in_prelude and j.candidates]
         if to_judge:
             prompts = [judge_prompt(j.steps[j.step_i], j.so_far(), j.candidates[j.cand_i], j.people)
                        for j in to_judge]
             self.judge.generate(prompts, self.judge_config,
-                                on_result=lambda i, c: self._on_verdict(to_judge[i], c),
-                                progress=self.progress)
+                                on_result=lambda i, c: self._on_verdict(to_judge[i], c))
 
     def result(self, job: StoryJob) -> dict[str, Any]:
         ok = not job.failed and job.step_i == len(job.steps)
@@ -558,8 +557,18 @@ class Infiller:
         return out
 
     def run(self, jobs: Iterator[StoryJob], write: Callable[[dict[str, Any]], None],
-            active: int = 64) -> InfillStats:
+            active: int = 64, total: int | None = None) -> InfillStats:
         """Keep up to `active` stories in flight; write each as soon as it finishes."""
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc="infill", unit="story", disable=not self.progress,
+                   file=sys.stderr)
+        try:
+            return self._run(jobs, write, active, bar)
+        finally:
+            bar.close()
+
+    def _run(self, jobs, write, active, bar) -> InfillStats:
         pool: list[StoryJob] = []
         exhausted = False
         while True:
@@ -577,6 +586,8 @@ class Infiller:
                     self.stats.request_errors += 1
                 else:
                     write(self.result(job))
+                bar.update(1)
+                bar.set_postfix(ok=self.stats.ok, refresh=False)
             pool = [j for j in pool if not j.finished]
 
 
@@ -647,7 +658,7 @@ def run(args: argparse.Namespace) -> int:
     if args.candidates < 1 or args.max_retries < 0:
         raise ValueError("--candidates must be >= 1 and --max-retries >= 0")
     next(iter_lines(args.input), None)  # a missing or unreadable input fails before any model loads
-    log = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
+    log = (lambda m: None) if args.quiet else _log
     generator, judge = backends_from_args(args)
     try:
         infiller = Infiller(
@@ -659,8 +670,11 @@ def run(args: argparse.Namespace) -> int:
         done = resume(args.output)
         jobs = read_jobs(args.input, done, args.seed, args.judge_order, args.goals,
                          args.narration, infiller.stats, log, args.limit)
+        total = sum(1 for _ in iter_lines(args.input))
+        if args.limit is not None:
+            total = min(total, args.limit)
         with Appender(args.output) as out:
-            stats = infiller.run(jobs, out.write, args.active)
+            stats = infiller.run(jobs, out.write, args.active, total=max(total - len(done), 0))
     finally:
         close_backends(generator, judge)
     print(stats.summary())
@@ -670,6 +684,12 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 3
     return 0
+
+
+def _log(message: str) -> None:
+    from tqdm.auto import tqdm
+
+    tqdm.write(message, file=sys.stderr)  # keeps the progress bar intact
 
 
 def main(argv: list[str] | None = None) -> int:

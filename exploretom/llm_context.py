@@ -691,8 +691,12 @@ class ContextSampler:
         failed_ids = resume(failures_path(output))
         self.stats.already = len(out_ids)
         done = out_ids | failed_ids
-        with Appender(output) as out, Appender(failures_path(output)) as fails:
-            self._out, self._fails = out, fails
+        from tqdm.auto import tqdm
+
+        with Appender(output) as out, Appender(failures_path(output)) as fails, \
+                tqdm(total=n, initial=min(len(out_ids), n), desc="contexts", unit="context",
+                     disable=not self.progress, file=sys.stderr) as bar:
+            self._out, self._fails, self._bar = out, fails, bar
             k = 0
             while len(out_ids) + self.stats.written < n:
                 budget = max_attempts - len(done)
@@ -749,7 +753,7 @@ class ContextSampler:
 
         self.gen.generate([context_prompt(a.setting, a.names, spec.people, spec.containers,
                                           spec.topics) for a in batch],
-                          self.gen_config, on_result=on_context, progress=self.progress)
+                          self.gen_config, on_result=on_context)
         kept.sort(key=lambda a: a.k)
         with_updates: list[_Attempt] = []
 
@@ -795,7 +799,7 @@ class ContextSampler:
 
         if kept:
             self.gen.generate([updates_prompt(a.record, spec.visible, spec.invisible) for a in kept],
-                              self.gen_config, on_result=on_updates, progress=self.progress)
+                              self.gen_config, on_result=on_updates)
         with_updates.sort(key=lambda a: a.k)
         jobs = [(a, j) for a in with_updates for j in range(len(a.candidates))]
 
@@ -815,7 +819,7 @@ class ContextSampler:
 
         if jobs:
             self.judge.generate([judge_update_prompt(a.record, a.candidates[j]) for a, j in jobs],
-                                self.judge_config, on_result=on_verdict, progress=self.progress)
+                                self.judge_config, on_result=on_verdict)
 
     def _judged(self, a: _Attempt, j: int, update: dict[str, Any], c: Completion) -> None:
         self.stats.judged += 1
@@ -843,6 +847,7 @@ class ContextSampler:
             return self._fail(a, problems[0][0], [m for _, m in problems])
         self._out.write(record)
         self.stats.written += 1
+        self._bar.update(1)
         self.stats.kept += len(accepted)
 
 
@@ -883,7 +888,7 @@ def run(args: argparse.Namespace) -> int:
     judge_config = GenerationConfig(max_new_tokens=256, temperature=0.0, seed=args.seed)
     max_attempts = args.max_attempts if args.max_attempts is not None else 3 * args.n + 10
     generator, judge = backends_from_args(args)
-    log = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
+    log = (lambda m: None) if args.quiet else _log
     try:
         pool_config = GenerationConfig(max_new_tokens=max(args.max_new_tokens, 20 * args.pool_size),
                                        temperature=args.temperature, seed=args.seed)
@@ -905,6 +910,12 @@ def run(args: argparse.Namespace) -> int:
               "continue)", file=sys.stderr)
         return 3
     return 0
+
+
+def _log(message: str) -> None:
+    from tqdm.auto import tqdm
+
+    tqdm.write(message, file=sys.stderr)  # keeps the progress bar intact
 
 
 def main(argv: list[str] | None = None) -> int:
