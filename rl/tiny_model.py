@@ -175,9 +175,14 @@ def build_tiny_model(
     num_kv_heads: int = 2,
     intermediate_size: int | None = None,
     max_position_embeddings: int = 2048,
+    model_vocab_size: int | None = None,
     seed: int = 0,
 ) -> Path:
-    """Train the tokenizer on `corpus`, initialise a Llama from `seed`, save both to `out_dir`."""
+    """Train the tokenizer on `corpus`, initialise a Llama from `seed`, save both to `out_dir`.
+
+    `model_vocab_size` pads the embedding beyond the tokenizer (as released models pad theirs):
+    with it a random model gets the compute shape of a real one, e.g. Qwen2.5-0.5B's 151,936 rows,
+    for throughput measurements. Ids the tokenizer lacks decode to nothing."""
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
@@ -189,8 +194,10 @@ def build_tiny_model(
     tokenizer = train_tokenizer(corpus, vocab_size)
     tokenizer.model_max_length = max_position_embeddings
     ids = {name: tokenizer.convert_tokens_to_ids(tok) for name, tok in SPECIAL_TOKENS.items()}
+    if model_vocab_size is not None and model_vocab_size < len(tokenizer):
+        raise ValueError(f"model_vocab_size ({model_vocab_size}) is smaller than the tokenizer ({len(tokenizer)})")
     config = LlamaConfig(
-        vocab_size=len(tokenizer),
+        vocab_size=model_vocab_size or len(tokenizer),
         hidden_size=hidden_size,
         intermediate_size=intermediate_size or 3 * hidden_size,
         num_hidden_layers=num_layers,
@@ -228,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num-kv-heads", type=int, default=2)
     parser.add_argument("--intermediate-size", type=int, default=None, help="default 3 x hidden size")
     parser.add_argument("--max-position-embeddings", type=int, default=2048)
+    parser.add_argument("--model-vocab-size", type=int, default=None,
+                        help="pad the embedding to this many rows (the shape of a real model)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:
@@ -236,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             vocab_size=args.vocab_size, hidden_size=args.hidden_size, num_layers=args.num_layers,
             num_heads=args.num_heads, num_kv_heads=args.num_kv_heads,
             intermediate_size=args.intermediate_size,
-            max_position_embeddings=args.max_position_embeddings, seed=args.seed,
+            max_position_embeddings=args.max_position_embeddings,
+            model_vocab_size=args.model_vocab_size, seed=args.seed,
         )
     except (CorpusError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 
 from rl.config import ConfigError, GRPORun
 from rl.data import Source, drop_long_prompts, mix, with_system_prompt
@@ -74,6 +75,29 @@ def load_rows(cfg, sources, size, tokenizer):
     return drop_long_prompts(ds, tokenizer, cfg.data.max_prompt_tokens)
 
 
+def timed_trainer_class():
+    """TRL's GRPOTrainer, also logging the wall time of generation and its speed, so that TRL's
+    `step_time` splits into generation and training (`python -m rl.timing` reports both)."""
+    from trl import GRPOTrainer
+
+    class TimedGRPOTrainer(GRPOTrainer):
+        def _generate(self, prompts):
+            start = time.perf_counter()
+            out = super()._generate(prompts)
+            elapsed = time.perf_counter() - start
+            mode = "train" if self.model.training else "eval"
+            self._metrics[mode]["timing/generation_s"].append(elapsed)
+            try:  # (prompt_ids, completion_ids, ...) in TRL 1.x
+                tokens = sum(len(ids) for ids in out[1])
+            except (TypeError, IndexError):
+                tokens = 0
+            if tokens and elapsed > 0:
+                self._metrics[mode]["timing/generated_tokens_per_s"].append(tokens / elapsed)
+            return out
+
+    return TimedGRPOTrainer
+
+
 def build_trainer(cfg: GRPORun, check: bool = False):
     vllm_args(cfg)  # fail early, before loading anything, when vLLM is asked for but missing
     tokenizer = load_tokenizer(cfg, padding_side="left")
@@ -87,10 +111,8 @@ def build_trainer(cfg: GRPORun, check: bool = False):
         + (f"; {len(eval_ds)} eval rows" if eval_ds is not None else ""))
     if check:
         return None
-    from trl import GRPOTrainer
-
     try:
-        return GRPOTrainer(
+        return timed_trainer_class()(
             model=cfg.model.path,
             reward_funcs=[format_reward, outcome_reward],
             args=grpo_args(cfg, eval_ds is not None),

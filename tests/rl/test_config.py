@@ -111,3 +111,20 @@ def test_command_line_errors_are_one_line(tmp_path, capsys):
     assert train_cli([str(GRPO_TINY), "--model.path", str(tmp_path / "no-model"),
                       "--train.output_dir", str(tmp_path / "m")]) == 2
     assert capsys.readouterr().err.strip().startswith("error: model.path: cannot load a tokenizer")
+
+
+def test_timing_summary_splits_step_time(tmp_path, capsys):
+    from rl.timing import main as timing_main, summarize
+
+    log = [{"step": s, "step_time": 2.0, "num_tokens": 1000.0 * s, "timing/generation_s": 0.5,
+            "timing/generated_tokens_per_s": 300.0, "completions/mean_length": 20} for s in range(1, 6)]
+    s = summarize(log, skip=1)
+    assert s["steps"] == 3 and s["step_s"] == 2.0 and s["tokens_per_s"] == 500.0
+    assert (s["generation_s"], s["training_s"], s["generation_share"]) == (0.5, 1.5, 0.25)
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in log))
+    assert timing_main([str(path)]) == 0
+    assert "| 3 | 2.000 | 0.500 | 1.500 | 25% | 500 | 300 | 20.0 |" in capsys.readouterr().out
+    path.write_text(json.dumps(log[0]) + "\n")
+    assert timing_main([str(path)]) == 2
+    assert capsys.readouterr().err.startswith("error: need at least 3 logged training steps")

@@ -86,3 +86,15 @@ def test_command_line(tmp_path, corpus, capsys):
     assert "divisible" in capsys.readouterr().err
     with pytest.raises(CorpusError, match="no such file"):
         list(read_corpus([tmp_path / "nope.txt"]))
+
+
+def test_padded_embedding_gives_a_real_model_shape(tmp_path, corpus):
+    from transformers import AutoConfig, AutoTokenizer
+
+    out = build_tiny_model(read_corpus([corpus["plain"], corpus["rows"]]), tmp_path / "p", **SMALL,
+                           model_vocab_size=1024)
+    assert AutoConfig.from_pretrained(out).vocab_size == 1024
+    tok = AutoTokenizer.from_pretrained(out)
+    assert len(tok) == 400 and tok.decode([tok.convert_tokens_to_ids("<answer>"), 1000]) == "<answer>"
+    with pytest.raises(ValueError, match="smaller than the tokenizer"):
+        build_tiny_model(read_corpus([corpus["plain"]]), tmp_path / "q", **SMALL, model_vocab_size=10)

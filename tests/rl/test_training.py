@@ -87,7 +87,7 @@ def test_grpo_trains_and_logs_reward_metrics(warm, grpo_run):
     rows = [r for r in logged(grpo_run) if "reward" in r]
     assert [r["step"] for r in rows] == [1, 2, 3, 4]
     keys = set().union(*rows)
-    assert {"rewards/format_reward/mean", "rewards/outcome_reward/mean", "kl"} <= keys
+    assert {"rewards/format_reward/mean", "rewards/outcome_reward/mean", "kl", "timing/generation_s"} <= keys
     assert {"accuracy/source/toy-location", "accuracy/source/toy-knowledge"} <= keys
     assert {"accuracy/order/0", "accuracy/order/1"} <= keys
     # the warm start writes the format, so rewards vary and the total stays in [-1, 1]
