@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from pydantic import field_validator
+from tqdm.auto import tqdm
 
 from eval.backends.base import Backend, Completion, GenerationConfig
 from exploretom.jsonl import Appender, InputError, iter_lines, resume
@@ -559,8 +560,6 @@ class Infiller:
     def run(self, jobs: Iterator[StoryJob], write: Callable[[dict[str, Any]], None],
             active: int = 64, total: int | None = None) -> InfillStats:
         """Keep up to `active` stories in flight; write each as soon as it finishes."""
-        from tqdm.auto import tqdm
-
         bar = tqdm(total=total, desc="infill", unit="story", disable=not self.progress,
                    file=sys.stderr)
         try:
@@ -687,8 +686,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _log(message: str) -> None:
-    from tqdm.auto import tqdm
-
     tqdm.write(message, file=sys.stderr)  # keeps the progress bar intact
 
 

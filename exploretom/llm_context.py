@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from pydantic import ValidationError
+from tqdm.auto import tqdm
 
 from eval.backends.base import Backend, Completion, GenerationConfig
 from exploretom.jsonl import Appender, InputError, read_jsonl, resume
@@ -691,8 +692,6 @@ class ContextSampler:
         failed_ids = resume(failures_path(output))
         self.stats.already = len(out_ids)
         done = out_ids | failed_ids
-        from tqdm.auto import tqdm
-
         with Appender(output) as out, Appender(failures_path(output)) as fails, \
                 tqdm(total=n, initial=min(len(out_ids), n), desc="contexts", unit="context",
                      disable=not self.progress, file=sys.stderr) as bar:
@@ -913,8 +912,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _log(message: str) -> None:
-    from tqdm.auto import tqdm
-
     tqdm.write(message, file=sys.stderr)  # keeps the progress bar intact
 
 
