@@ -136,3 +136,20 @@ class Conditions:
         if not self.asymmetric and n_asym:
             out.append("asymmetric action in a symmetric setting")
         return out
+
+
+def distance_to_desired(cond: Conditions, actions: Iterable[Action]) -> int:
+    """How many more actions a story needs, at least, to meet `cond` (large if it overshot).
+    The search ranks candidate nodes by it."""
+    actions = list(actions)
+    kinds = Counter(kind_of(a) for a in actions)
+    important = sum(n for k, n in kinds.items() if k in IMPORTANT)
+    people = {p for a in actions for p in a.people()}
+    rooms = {a.room for a in actions if a.type in (ENTER, LEAVE, MOVE_ROOM)}
+    overshoot = (max(0, important - cond.moves) + max(0, len(people) - cond.people)
+                 + max(0, len(rooms) - cond.rooms) + max(0, len(actions) - cond.max_actions))
+    n_asym = sum(a.is_asymmetric for a in actions)
+    return (100 * overshoot + max(0, cond.moves - important)
+            + max(0, cond.people - len(people)) + max(0, cond.rooms - len(rooms))
+            + sum(1 for g in cond.aset.distinguishing if not any(kinds[k] for k in g))
+            + (1 if cond.asymmetric and n_asym == 0 else 0))

@@ -1,4 +1,4 @@
-"""`python -m exploretom label | sample | stats`: the data commands (contracts, see README)."""
+"""`python -m exploretom`: ExploreToM data commands (label, sample, stats, search, export, ...)."""
 from __future__ import annotations
 
 import argparse
@@ -35,10 +35,12 @@ def story_id(cond: Conditions, seed: int, k: int) -> str:
             f"-n{cond.max_actions}-s{seed}-{k:06d}")
 
 
-def sample_one(cond: Conditions, seed: int, k: int, label: bool, max_order: int) -> dict[str, Any]:
+def sample_one(cond: Conditions, seed: int, k: int, label: bool, max_order: int,
+               contexts=None) -> dict[str, Any]:
     """Story number k of a run: its own random stream, so shards and re-runs agree."""
     rng = random.Random(f"{seed}:{k}")
-    story, tracker = sample_story(cond, rng, story_id(cond, seed, k), max_order=max_order)
+    story, tracker = sample_story(cond, rng, story_id(cond, seed, k), max_order=max_order,
+                                  contexts=contexts)
     out = story.to_json()
     if label:
         out["text"] = story_text(tracker)
@@ -52,6 +54,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
                           args.asymmetric, args.max_asymmetric)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    contexts = load_contexts(args.contexts, cond) if args.contexts else None
     shard_i, shard_n = parse_shard(args.shard)
     done = resume(args.output)
     todo = [k for k in range(args.n) if k % shard_n == shard_i
@@ -59,12 +62,23 @@ def cmd_sample(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     with Appender(args.output) as out:
         for k in _progress(todo, "sampling", args.quiet):
-            out.write(sample_one(cond, args.seed, k, args.label, args.max_order))
+            out.write(sample_one(cond, args.seed, k, args.label, args.max_order, contexts))
     secs = time.perf_counter() - start
     if not args.quiet:
         print(f"wrote {len(todo)} stories to {args.output} ({len(done)} already there) "
               f"in {secs:.1f}s", file=sys.stderr)
     return 0
+
+
+def load_contexts(path: str, cond: Conditions) -> list:
+    """Contexts from a `contexts` output file with enough people and rooms for `cond`."""
+    from exploretom.llm_context import context_from_record, read_contexts
+
+    records = [r for r in read_contexts(path)
+               if len(r["people"]) >= cond.people and len(r["rooms"]) >= cond.rooms]
+    if not records:
+        raise UsageError(f"{path}: no context has {cond.people} people and {cond.rooms} rooms")
+    return [context_from_record(r, people=cond.people, rooms=cond.rooms) for r in records]
 
 
 def cmd_label(args: argparse.Namespace) -> int:
@@ -125,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label", action="store_true", help="also write text and questions")
     p.add_argument("--max-order", type=int, default=2)
     p.add_argument("--shard", default="0/1", help="i/n: write only stories k with k %% n == i")
+    p.add_argument("--contexts", help="draw contexts from a `contexts` output file instead of "
+                   "the offline lexicon")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_sample)
@@ -132,6 +148,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", help="counts of stories and questions in a labelled JSONL")
     p.add_argument("input")
     p.set_defaults(func=cmd_stats)
+
+    from exploretom import export, infill, llm_context, report, search_run
+
+    search_run.add_search_arguments(sub.add_parser(
+        "search", help="A* (and/or the baseline) over a grid of settings, from a run YAML"))
+    search_run.add_bench_arguments(sub.add_parser(
+        "bench-search", help="A* vs overgenerate-and-filter at equal budget, scripted target"))
+    for name, module, text in (("export", export, "labelled stories -> Hugging Face DatasetDict"),
+                               ("report", report, "the paper's tables from search runs"),
+                               ("contexts", llm_context, "sample story contexts with an LLM"),
+                               ("infill", infill, "turn story structures into natural text "
+                                "with an LLM, judged step by step")):
+        p = sub.add_parser(name, help=text)
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
     return parser
 
 
@@ -142,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (UsageError, InputError, ConditionsUnreachable, OSError) as e:
+    except (UsageError, InputError, ConditionsUnreachable, OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

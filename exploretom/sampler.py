@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from exploretom.action_sets import (CHIT_PRIVATE, CHIT_PUBLIC, IMPORTANT, INFO_PRIVATE,
                                     INFO_PUBLIC, Conditions, kind_of)
@@ -221,10 +221,13 @@ class StorySampler:
 
 
 def sample_story(cond: Conditions, rng: random.Random, story_id: Any, max_order: int = 2,
-                 max_tries: int = 2000, containers: int = 3) -> tuple[Story, Tracker]:
-    """One story meeting `cond` in a fresh random context, with the tracker that ran it."""
+                 max_tries: int = 2000, containers: int = 3,
+                 contexts: Sequence[Context] | None = None) -> tuple[Story, Tracker]:
+    """One story meeting `cond` in a fresh random context (from the offline lexicon, or drawn
+    from `contexts`), with the tracker that ran it."""
     for _ in range(max_tries):
-        ctx = sample_context(rng, cond.people, cond.rooms, containers=containers)
+        ctx = (rng.choice(contexts) if contexts
+               else sample_context(rng, cond.people, cond.rooms, containers=containers))
         t = StorySampler(cond, ctx, rng, max_order).walk()
         if t is not None:
             story = Story(id=story_id, actions=tuple(t.actions), context=ctx.to_json(),

@@ -1,0 +1,201 @@
+"""Scripted reasoners, targets, the A* search, the baseline and the search commands."""
+import json
+import random
+import re
+
+import pytest
+
+from exploretom.action_sets import Conditions
+from exploretom.build import enter, leave, put
+from exploretom.cli import main
+from exploretom.label import label_story, track
+from exploretom.lexicon import sample_context
+from exploretom.questions import generate_questions
+from exploretom.search import (AStarSearch, Evaluator, Node, SearchConfig,
+                               overgenerate_and_filter, score_all)
+from exploretom.story import parse_story
+from exploretom.targets import ModelTarget, ReasonerTarget, Target, is_correct
+
+SALLY = parse_story({"id": "s", "actions": [
+    enter("Sally", "kitchen"), enter("Anne", "kitchen"), put("Sally", "marble", "basket"),
+    leave("Sally", "kitchen"), put("Anne", "marble", "box")]})
+# Anne moves the marble while Sally peeks: Anne wrongly thinks Sally still believes "basket".
+PEEK = parse_story({"id": "p", "actions": [
+    enter("Sally", "kitchen"), enter("Anne", "kitchen"), put("Sally", "marble", "basket"),
+    leave("Sally", "kitchen"), put("Anne", "marble", "box", peeking=["Sally"])]})
+
+
+def answers(story, reasoner):
+    t = track(story)
+    target = ReasonerTarget(reasoner)
+    return {q["question"]: r for q, r in zip(generate_questions(t),
+                                            target.answer_items(t, generate_questions(t)))}
+
+
+SALLY_Q = "In which container will Sally search for the marble?"
+ANNE_SALLY_Q = "In which container does Anne think that Sally will search for the marble?"
+BEGIN_Q = "In which container was the marble at the beginning?"
+
+
+def test_reasoners_have_their_documented_biases():
+    assert answers(SALLY, "perfect")[SALLY_Q] == "basket"
+    assert answers(SALLY, "world")[SALLY_Q] == "box"  # ignores beliefs
+    assert answers(SALLY, "world")[BEGIN_Q] == "basket"  # but reads the story right
+    assert answers(SALLY, "last_mention")[SALLY_Q] == "box"
+    assert answers(SALLY, "last_mention")[BEGIN_Q] == "box"  # last mention, not memory
+    assert answers(SALLY, "first_order")[SALLY_Q] == "basket"
+    # first_order ignores nesting: it answers with Sally's own (peeked, true) belief.
+    assert answers(PEEK, "first_order")[ANNE_SALLY_Q] == "box"
+    assert label_story(PEEK)["questions"][-1]["question"] == ANNE_SALLY_Q
+    assert answers(PEEK, "perfect")[ANNE_SALLY_Q] == "basket"
+
+
+@pytest.mark.parametrize("reasoner", ["perfect", "world", "first_order", "last_mention"])
+def test_perfect_reasoner_is_always_right_and_others_fail_only_where_biased(reasoner):
+    t = track(SALLY)
+    qs = generate_questions(t)
+    correct = [is_correct(r, q) for q, r in zip(qs, ReasonerTarget(reasoner).answer_items(t, qs))]
+    if reasoner == "perfect":
+        assert all(correct)
+    if reasoner == "world":  # wrong exactly on false-belief questions
+        assert [not c for c in correct] == [q["false_belief"] for q in qs]
+
+
+def test_scoring_modes_strict_and_lenient():
+    q = {"answer": "no", "answer_type": "yes_no"}
+    assert not is_correct("I know", q, "strict")
+    assert is_correct("I know", q, "lenient")  # the paper's substring match: "no" in "know"
+    box = {"answer": "box", "answer_type": "short"}
+    assert is_correct("The box.", box) and not is_correct("box or basket", box)
+
+
+class CountingTarget(Target):
+    name = "counting"
+
+    def __init__(self):
+        self.calls, self.items = 0, 0
+        self.inner = ReasonerTarget("world")
+
+    def answer(self, items):
+        self.calls += 1
+        self.items += len(items)
+        return self.inner.answer(items)
+
+
+def _search(cond, target, seed=0, **cfg):
+    ctx = sample_context(random.Random(seed), cond.people, cond.rooms)
+    return AStarSearch(cond, ctx, target, SearchConfig(**cfg), random.Random(seed))
+
+
+def test_evaluator_batches_all_nodes_in_one_call_and_caches_by_story():
+    cond = Conditions("A1", 3, 3, 1, 12)
+    target = CountingTarget()
+    search = _search(cond, target, continuations=5)
+    nodes = [Node(search.sampler.walk()) for _ in range(4)]
+    search.evaluator.evaluate(nodes)
+    assert target.calls == 1 and target.items == sum(n.scored for n in nodes)
+    search.evaluator.evaluate(nodes)  # cached: no new call, no new charge
+    assert target.calls == 1 and search.evaluator.calls == 4
+
+
+def test_astar_finds_a_goal_within_budget_against_the_world_reasoner():
+    cond = Conditions("A1", 3, 3, 2, 12)
+    result = _search(cond, ReasonerTarget("world"), seed=3, budget=30, continuations=10).run()
+    assert result.found and result.evaluations <= 30
+    assert cond.is_desired(result.tracker.actions)
+    assert result.accuracy < 1.0
+    scored = [q for q in score_all(result.tracker, ReasonerTarget("world"))
+              if q["order"] == 1]
+    assert result.accuracy == pytest.approx(sum(q["correct"] for q in scored) / len(scored))
+
+
+def test_textbook_astar_stops_at_the_first_goal():
+    cond = Conditions("A1", 2, 2, 1, 9)
+    anytime = _search(cond, ReasonerTarget("world"), seed=1, budget=40, continuations=5).run()
+    first = _search(cond, ReasonerTarget("world"), seed=1, budget=40, continuations=5,
+                    anytime=False).run()
+    assert first.found and first.evaluations <= anytime.evaluations
+
+
+def test_baseline_spends_its_budget_on_desired_stories_and_keeps_the_hardest():
+    cond = Conditions("A1", 3, 3, 2, 12)
+    ctx = sample_context(random.Random(0), 3, 2)
+    result = overgenerate_and_filter(cond, ctx, ReasonerTarget("world"),
+                                     SearchConfig(budget=20), random.Random(0))
+    assert result.evaluations == 20 and cond.is_desired(result.tracker.actions)
+
+
+def test_model_target_through_an_openai_compatible_server(monkeypatch):
+    from eval.backends import load_backend
+    from eval.backends.fake_server import FakeServer
+
+    def reply(request):  # a "model" that always says the basket
+        return "The basket."
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    with FakeServer(reply) as srv:
+        backend = load_backend("openai", "fake-model", base_url=srv.openai_base_url)
+        target = ModelTarget(backend)
+        scored = score_all(track(SALLY), target)
+        assert srv.stats["requests"] >= len(scored)
+    by_q = {q["question"]: q for q in scored}
+    assert by_q[SALLY_Q]["correct"] and not by_q["In which container is the marble now?"]["correct"]
+    assert by_q[SALLY_Q]["response"] == "The basket."
+
+
+GRID = """
+target: {kind: reasoner, name: world}
+methods: [astar, baseline]
+stories_per_setting: 2
+seed: 1
+grid: {action_sets: [A1, A4], asymmetric: [false], people: [2], moves: [2], rooms: [1],
+       max_actions: 8}
+search: {budget: 6, continuations: 4}
+"""
+
+
+def test_search_command_writes_records_skips_infeasible_and_resumes(tmp_path, capsys):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(GRID)
+    out = tmp_path / "run.jsonl"
+    assert main(["search", "--config", str(cfg), "-o", str(out), "-q"]) == 0
+    assert "skipped infeasible setting A4 p2 m2 r1" in capsys.readouterr().err
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["id"] for r in records) == [
+        "astar-A1-p2-m2-r1-n8-000", "astar-A1-p2-m2-r1-n8-001",
+        "baseline-A1-p2-m2-r1-n8-000", "baseline-A1-p2-m2-r1-n8-001"]
+    for r in records:
+        assert r["target"] == "reasoner:world" and r["evaluations"] <= 6
+        assert {"response", "correct"} <= set(r["questions"][0])
+        assert r["setting"]["action_set"] == "A1" and 0 <= r["accuracy"] <= 1
+    # Paired comparison: A* and the baseline search the same context for the same story index.
+    by_id = {r["id"]: r for r in records}
+    assert by_id["astar-A1-p2-m2-r1-n8-000"]["context"] == \
+        by_id["baseline-A1-p2-m2-r1-n8-000"]["context"]
+    # A killed run: keep one line and half of the next, then re-run.
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text(lines[0] + lines[1][:40])
+    assert main(["search", "--config", str(cfg), "-o", str(out), "-q"]) == 0
+    again = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["id"] for r in again) == sorted(by_id)
+    # The report command reads the records.
+    assert main(["report", str(out), "-o", str(tmp_path / "rep")]) == 0
+    assert (tmp_path / "rep" / "report.md").exists()
+
+
+def test_search_config_errors_are_one_line(tmp_path, capsys):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text(GRID.replace("budget: 6", "budget: 0"))
+    assert main(["search", "--config", str(cfg), "-o", str(tmp_path / "o.jsonl")]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {cfg}: search.budget must be >= 1, got 0"
+    cfg.write_text(GRID.replace("seed: 1", "seeed: 1"))
+    assert main(["search", "--config", str(cfg), "-o", str(tmp_path / "o.jsonl")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {cfg}: field 'seeed'") and "\n" not in err
+
+
+def test_bench_search_prints_the_summary_line(tmp_path, capsys):
+    assert main(["bench-search", "--reasoner", "world", "--settings", "2", "--budget", "5",
+                 "--seed", "0", "-q", "-o", str(tmp_path / "b.jsonl")]) == 0
+    line = capsys.readouterr().out.strip()
+    assert re.fullmatch(r"astar_acc=[01]\.\d{4} baseline_acc=[01]\.\d{4} diff=[+-]\d+\.\d", line)
