@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import sqlite3
 import threading
 import time
@@ -58,10 +59,19 @@ class ResponseCache:
         # the rare case of a backend driven from several threads.
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        # Switching to WAL needs a moment of exclusive access, and SQLite may report "locked"
+        # at once instead of waiting when several processes open a new file together.
+        for attempt in range(100):
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(SCHEMA)
+                break
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or attempt == 99:
+                    raise
+                time.sleep(0.05 + 0.05 * random.random())
         # NORMAL is durable against a killed process (only a power cut can lose the last writes).
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(SCHEMA)
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:

@@ -278,7 +278,10 @@ class FakeServer:
                     if ":" in line:
                         k, v = line.split(":", 1)
                         headers[k.strip().lower()] = v.strip()
-                body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
+                length = headers.get("content-length", "0") or "0"
+                if not length.isdigit():
+                    return
+                body = await reader.readexactly(int(length))
                 try:
                     status, payload, extra = await self._respond(method, path.split("?")[0], headers, body)
                 except _Drop:
@@ -354,7 +357,11 @@ class FakeServer:
         n = int(data.get("n", 1) or 1) if kind == "openai" else 1
         texts = []
         for i in range(n):
-            out = self.reply(Request(kind=kind, body=data, sample=i))
+            try:
+                out = self.reply(Request(kind=kind, body=data, sample=i))
+            except Exception as e:  # a broken reply script shows up as a 500 naming the error
+                self.stats["reply_error"] += 1
+                return 500, _error(kind, "api_error", f"reply function raised {e!r}"), {}
             if isinstance(out, RawReply):
                 self.stats[f"raw:{out.status}"] += 1
                 payload = out.body if isinstance(out.body, bytes) else (

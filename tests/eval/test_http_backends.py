@@ -71,13 +71,13 @@ def test_n_samples_native_and_per_call():
 
 
 def test_concurrency_is_bounded_and_used():
-    with FakeServer(latency_s=0.05) as srv:
+    with FakeServer(latency_s=0.2) as srv:
         t = time.perf_counter()
         out = make("openai", srv, concurrency=16).generate([conv(i) for i in range(64)])
         wall = time.perf_counter() - t
     assert all(c.ok for c in out)
     assert srv.max_in_flight == 16
-    assert wall < 64 * 0.05 / 4  # far from sequential
+    assert wall < 64 * 0.2 / 4  # sequential would take 12.8 s, the ideal is 0.8 s
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
@@ -189,7 +189,7 @@ def test_cache_is_shared_by_concurrent_processes(tmp_path):
         "for i in range(300): c.put(f'{sys.argv[2]}-{i}', {'texts': [str(i)]})\n"
     )
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path), f"p{j}"]) for j in range(3)]
-    assert [p.wait(60) for p in procs] == [0, 0, 0]
+    assert [p.wait(120) for p in procs] == [0, 0, 0]
     cache = ResponseCache(path)
     assert len(cache) == 900 and cache.get("p2-299") == {"texts": ["299"]}
 
