@@ -9,7 +9,7 @@ request.
 
 Requests go through `httpx` directly rather than the official SDKs: measured against the local
 fake server at concurrency 64, the SDKs spent about 2.3-2.6 ms of CPU per request (argument
-transformation and response models) against about 1.5 ms here, and on a small machine that
+transformation and response models) against about 1.1 ms here, and on a small machine that
 difference decides whether a 320 requests/s target is reachable. Raw responses also make status
 codes, Retry-After and hostile bodies straightforward to handle.
 
