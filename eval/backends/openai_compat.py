@@ -49,8 +49,10 @@ class OpenAIBackend(HTTPBackend):
             "messages": [{"role": m["role"], "content": text_of(m["content"])} for m in messages],
             self.options.max_tokens_field: config.max_new_tokens,
             "temperature": config.temperature,
-            "top_p": config.top_p,
         }
+        # 1.0 is every server's default, and some reasoning models reject the field altogether.
+        if config.top_p < 1.0:
+            payload["top_p"] = config.top_p
         if n != 1:
             payload["n"] = n
         if config.stop:

@@ -54,7 +54,7 @@ def test_round_trip_order_and_on_result(kind):
     assert out[0].prompt_tokens == 4 and out[0].completion_tokens == 2  # the server counts words
     if kind == "openai":
         assert body["messages"][0] == {"role": "system", "content": "Be brief."}
-        assert body["max_tokens"] == 7 and body["stop"] == ["X"] and body["seed"] == 0
+        assert body["max_tokens"] == 7 and body["stop"] == ["X"] and body["seed"] == 0 and "top_p" not in body
     else:
         assert body["system"] == "Be brief." and all(m["role"] != "system" for m in body["messages"])
         assert body["max_tokens"] == 7 and body["stop_sequences"] == ["X"] and "top_p" not in body
@@ -66,6 +66,9 @@ def test_n_samples_native_and_per_call():
         native = make("openai", srv).generate([conv(0)], GenerationConfig(n=3))[0]
         split = make("openai", srv, native_n=False).generate([conv(0)], GenerationConfig(n=3))[0]
         claude = make("anthropic", srv).generate([conv(0)], GenerationConfig(n=3))[0]
+        for kind in ("openai", "anthropic"):
+            make(kind, srv).generate([conv(0)], GenerationConfig(top_p=0.9, seed=None))
+            assert srv.bodies[-1]["top_p"] == 0.9 and "seed" not in srv.bodies[-1]
     assert native.texts == ["s0-3", "s1-3", "s2-3"]
     assert split.texts == ["s0-1"] * 3 and claude.texts == ["s0-1"] * 3
 
