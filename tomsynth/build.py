@@ -19,11 +19,15 @@ from eval.rows import make_row, meta
 from tomsynth.config import Config
 from tomsynth.items import Item
 from tomsynth.prompts import question_text
-from tomsynth.quality import PAPER, load_filtered
+from tomsynth.quality import PAPER, filtered_path, load_filtered
 from tomsynth.units import unit_by_id
 
 NAMES = {"main": "ToM-Synth-27K", "contrast": "ToM-Synth-27K-Contrast", "merged": "ToM-Synth-Merged-55K"}
 SOURCE = "tomsynth"
+
+
+class NothingToBuild(RuntimeError):
+    """`build` was run before `filter`."""
 
 
 def features():
@@ -63,11 +67,16 @@ def dataset_dict(rows: list[dict[str, Any]], test_fraction: float):
     splits = {"train": [r for r in rows if not in_test(meta(r)["unit"], test_fraction)]}
     if test_fraction > 0:
         splits["test"] = [r for r in rows if in_test(meta(r)["unit"], test_fraction)]
-    return DatasetDict({k: Dataset.from_list(v, features=features()) for k, v in splits.items()})
+    # An empty split cannot be saved and loaded back by `datasets`: leave it out.
+    return DatasetDict({k: Dataset.from_list(v, features=features()) for k, v in splits.items() if v})
 
 
 def run(cfg: Config) -> dict[str, Path]:
     """Build every dataset whose collections were generated; returns name -> directory."""
+    missing = [c for c in cfg.collections if not filtered_path(cfg, c).exists()]
+    if missing:
+        raise NothingToBuild(f"no filtered entries for collection(s) {', '.join(missing)} in {cfg.out_dir}: "
+                             f"run `python -m tomsynth generate` and `filter` first")
     gen, ver = cfg.generator.model, cfg.verifier.model
     rows = {c: [item_row(it, gen, ver) for it in load_filtered(cfg, c)] for c in cfg.collections}
     reports = {c: _read_json(cfg.out_dir / "reports" / f"filter-{c}.json") for c in cfg.collections}
@@ -78,6 +87,8 @@ def run(cfg: Config) -> dict[str, Path]:
     usage = usage_totals(cfg)
     for name, cols in plan:
         all_rows = [r for c in cols for r in rows[c]]
+        if not all_rows:
+            continue  # every entry was filtered out (datasets cannot save an empty DatasetDict)
         dd = dataset_dict(all_rows, cfg.build.test_fraction)
         target = cfg.out_dir / "datasets" / name
         tmp = target.with_name(target.name + ".tmp")
@@ -88,6 +99,8 @@ def run(cfg: Config) -> dict[str, Path]:
         shutil.rmtree(target, ignore_errors=True)
         tmp.rename(target)
         built[name] = target
+    if not built:
+        raise NothingToBuild(f"no entry of {', '.join(cfg.collections)} passed the filter: nothing to build")
     return built
 
 

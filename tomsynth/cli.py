@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from eval.backends.http_common import BackendConfigError
+from tomsynth.build import NothingToBuild
 from tomsynth.config import Config, ConfigError, load_config
 from tomsynth.store import LogBusy
 
@@ -82,12 +83,16 @@ def cmd_filter(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from tomsynth import build
 
-    cfg = _config(args)
-    for name, path in build.run(cfg).items():
-        from datasets import load_from_disk
+    from datasets import load_from_disk
 
+    cfg = _config(args)
+    built = build.run(cfg)
+    for name, path in built.items():
         dd = load_from_disk(str(path))
         print(f"{name}: {', '.join(f'{k} {len(v)}' for k, v in dd.items())} rows -> {path}")
+    for c in cfg.collections:
+        if build.NAMES[c] not in built:
+            print(f"{build.NAMES[c]}: no entry passed the filter, not built", file=sys.stderr)
     return 0
 
 
@@ -146,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.fn(args)
-    except (ConfigError, BackendConfigError, LogBusy) as e:
+    except (ConfigError, BackendConfigError, LogBusy, NothingToBuild) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
