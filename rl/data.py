@@ -92,7 +92,11 @@ def load_source(src: Source):
     elif path.exists():
         raise DataError(f"{path}: expected a .jsonl/.json/.parquet file or a save_to_disk folder")
     elif "/" in src.path and not src.path.startswith((".", "/")) and src.path.count("/") == 1:
-        ds = load_dataset(src.path, split=src.split)  # a hub dataset id
+        try:  # a hub dataset id
+            ds = load_dataset(src.path, split=src.split)
+        except Exception as e:  # datasets raises many types (offline, missing, bad split)
+            raise DataError(f"{path}: no such file or folder, and not loadable as a hub dataset "
+                            f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
     else:
         raise DataError(f"{path}: no such file or folder")
     missing = [c for c in COLUMNS if c not in ds.column_names]

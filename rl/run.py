@@ -91,6 +91,15 @@ def _checkpointing_arg(on: bool) -> dict[str, bool]:
     return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": on}
 
 
+def trainer_settings(build, cfg, *args):
+    """TRL's config object; its own consistency checks (e.g. the batch must divide into groups of
+    num_generations) become one-line config errors."""
+    try:
+        return build(cfg, *args)
+    except ValueError as e:
+        raise ConfigError(f"train/grpo settings rejected by TRL: {' '.join(str(e).split())}") from None
+
+
 def eval_args(cfg, has_eval: bool) -> dict[str, Any]:
     if not has_eval:
         return {}

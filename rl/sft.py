@@ -16,7 +16,7 @@ import sys
 
 from rl.config import ConfigError, SFTRun
 from rl.data import Source, mix, sft_examples, with_system_prompt
-from rl.run import common_args, eval_args, load_tokenizer, lora_config, main, say
+from rl.run import common_args, eval_args, load_tokenizer, lora_config, main, say, trainer_settings
 
 
 def sft_args(cfg: SFTRun, has_eval: bool):
@@ -58,10 +58,11 @@ def build_trainer(cfg: SFTRun, check: bool = False):
         return None
     from trl import SFTTrainer
 
+    args = trainer_settings(sft_args, cfg, eval_ds is not None)
     try:
         return SFTTrainer(
             model=cfg.model.path,
-            args=sft_args(cfg, eval_ds is not None),
+            args=args,
             train_dataset=train_ds,
             eval_dataset=eval_ds,
             processing_class=tokenizer,

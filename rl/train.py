@@ -16,7 +16,7 @@ import time
 from rl.config import ConfigError, GRPORun
 from rl.data import Source, drop_long_prompts, mix, with_system_prompt
 from rl.rewards import format_reward, outcome_reward
-from rl.run import common_args, eval_args, load_tokenizer, lora_config, main, say
+from rl.run import common_args, eval_args, load_tokenizer, lora_config, main, say, trainer_settings
 
 
 def vllm_args(cfg) -> dict:
@@ -111,11 +111,12 @@ def build_trainer(cfg: GRPORun, check: bool = False):
         + (f"; {len(eval_ds)} eval rows" if eval_ds is not None else ""))
     if check:
         return None
+    args = trainer_settings(grpo_args, cfg, eval_ds is not None)
     try:
         return timed_trainer_class()(
             model=cfg.model.path,
             reward_funcs=[format_reward, outcome_reward],
-            args=grpo_args(cfg, eval_ds is not None),
+            args=args,
             train_dataset=train_ds,
             eval_dataset=eval_ds,
             processing_class=tokenizer,
