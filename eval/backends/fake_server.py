@@ -472,6 +472,8 @@ def spawn(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 
-import httpx
 import pytest
 
 from eval.backends import load_backend
@@ -109,9 +108,9 @@ def test_retry_after_is_honoured():
     with FakeServer(reply) as srv:
         out = make("openai", srv, backoff_base_s=0.0).generate([conv(0)])
     assert out[0].text == "ok" and calls[1] - calls[0] >= 0.38
-    assert parse_retry_after(httpx.Headers({"retry-after-ms": "250"})) == 0.25
-    assert parse_retry_after(httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0
-    assert parse_retry_after(httpx.Headers({"retry-after": "soon"})) is None
+    assert parse_retry_after({"Retry-After-Ms": "250"}) == 0.25
+    assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+    assert parse_retry_after({"retry-after": "soon"}) is None
 
 
 def test_final_failures_are_completions_not_exceptions():
@@ -184,6 +183,17 @@ def test_cache_hits_keys_and_errors(tmp_path, monkeypatch):
     assert KEY.encode() not in path.read_bytes() and b"authorization" not in path.read_bytes().lower()
 
 
+def test_cached_samples_of_a_multi_call_prompt_are_not_asked_again(tmp_path):
+    with FakeServer(lambda r: "sample") as srv:
+        path = str(tmp_path / "c.sqlite")
+        first = make("anthropic", srv, cache=path).generate([conv(i) for i in range(5)], GenerationConfig(n=3))
+        calls = srv.stats["requests"]
+        again = make("anthropic", srv, cache=path).generate([conv(i) for i in range(6)], GenerationConfig(n=3))
+        assert calls == 15 and srv.stats["requests"] == calls + 3  # only the new prompt's 3 calls
+    assert [c.texts for c in first] == [["sample"] * 3] * 5
+    assert [c.cached for c in again] == [True] * 5 + [False] and again[5].texts == ["sample"] * 3
+
+
 def test_cache_is_shared_by_concurrent_processes(tmp_path):
     path = tmp_path / "shared.sqlite"
     code = (
@@ -241,6 +251,7 @@ def test_server_subprocess_mode_and_lifetime():
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().startswith("READY http://127.0.0.1:")
     assert proc.wait(10) == 0  # stops by itself
+    proc.stdout.close()
     bad = subprocess.run([sys.executable, "-m", "eval.backends.fake_server", "--faults", "teapot=1"],
                          capture_output=True, text=True, timeout=30)
     assert bad.returncode == 2 and bad.stderr.startswith("error: unknown fault 'teapot'")
