@@ -317,6 +317,8 @@ class HTTPBackend(Backend):
         try:
             await self._run_batch(prompts, config, keys, finish)
         finally:
+            if self.cache is not None:
+                self.cache.flush()  # the batch's responses are on disk when generate returns
             bar.close()
             self.usage.seconds += time.perf_counter() - start
         return [c if c is not None else Completion(error="not attempted") for c in results]
