@@ -152,6 +152,9 @@ class SFTSettings(_Section):
     # think_answer: <think>trace or template</think><answer>GOLD</answer>; answer: the gold alone
     target: Literal["think_answer", "answer"] = "think_answer"
     think_fields: list[str] = ["reasoning", "rationale", "think", "explanation"]
+    # The think text of rows without a trace: null keeps the per-answer-type templates of
+    # rl.targets; a string replaces them (the CPU demo uses a short one: shorter completions).
+    think_default: Optional[str] = None
     # completion_only: loss on the prompt-completion's completion (works with any chat template);
     # assistant_only: loss on assistant turns, needs {% generation %} markers in the template
     loss: Literal["completion_only", "assistant_only"] = "completion_only"

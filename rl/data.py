@@ -191,7 +191,8 @@ def drop_long_prompts(ds, tokenizer, max_tokens: int | None):
     return kept, len(ds) - len(kept)
 
 
-def sft_examples(ds, *, target: str = "think_answer", think_fields: Iterable[str] | None = None):
+def sft_examples(ds, *, target: str = "think_answer", think_fields: Iterable[str] | None = None,
+                 think_default: str | None = None):
     """Prompt-completion examples for SFT: the row's prompt, and as completion the assistant reply
     `<think>...</think><answer>GOLD</answer>` (rl.targets) or only the gold answer."""
     from rl.targets import THINK_FIELDS, target_text
@@ -199,7 +200,8 @@ def sft_examples(ds, *, target: str = "think_answer", think_fields: Iterable[str
     fields = tuple(think_fields) if think_fields else THINK_FIELDS
 
     def convert(row):
-        reply = target_text(row, fields) if target == "think_answer" else row["answer"]
+        reply = (target_text(row, fields, think_default) if target == "think_answer"
+                 else row["answer"])
         return {"prompt": row["prompt"], "completion": [{"role": "assistant", "content": reply}]}
 
     return ds.map(convert, remove_columns=[c for c in ds.column_names if c != "prompt"])

@@ -38,7 +38,8 @@ def load_examples(cfg: SFTRun, sources, size):
         return None
     ds = mix([Source(**s.model_dump()) for s in sources], size=size, seed=cfg.data.seed)
     ds = with_system_prompt(ds, cfg.data.system_prompt)
-    ds = sft_examples(ds, target=cfg.sft.target, think_fields=cfg.sft.think_fields)
+    ds = sft_examples(ds, target=cfg.sft.target, think_fields=cfg.sft.think_fields,
+                      think_default=cfg.sft.think_default)
     if cfg.sft.loss == "assistant_only":
         ds = ds.map(lambda r: {"messages": r["prompt"] + r["completion"]},
                     remove_columns=["prompt", "completion"])

@@ -22,20 +22,25 @@ _TEMPLATES = {
 }
 
 
-def think_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS) -> str:
-    """The reasoning placed inside `<think>`: a trace from `meta` when present, else the template."""
+def think_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS,
+               default: str | None = None) -> str:
+    """The reasoning placed inside `<think>`: a trace from `meta` when present, else `default`
+    when given, else the template of the row's answer type."""
     raw = row.get("meta") or "{}"
     meta = json.loads(raw) if isinstance(raw, str) else dict(raw)
     for field in fields:
         value = meta.get(field)
         if isinstance(value, str) and value.strip():
             return value.strip()
+    if default is not None:
+        return default
     return _TEMPLATES.get(row.get("answer_type", ""), _TEMPLATES["short"])
 
 
-def target_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS) -> str:
+def target_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS,
+                default: str | None = None) -> str:
     """The full assistant reply for a contract row."""
-    return f"<think>{think_text(row, fields)}</think><answer>{row['answer']}</answer>"
+    return f"<think>{think_text(row, fields, default)}</think><answer>{row['answer']}</answer>"
 
 
 def template_phrases() -> list[str]:

@@ -91,3 +91,14 @@ def test_system_prompt_override_and_sft_targets():
     assert reply1.startswith("<think>") and reply1.endswith(f"</think><answer>{rows[1]['answer']}</answer>")
     plain = sft_examples(ds, target="answer")
     assert plain[1]["completion"] == [{"role": "assistant", "content": rows[1]["answer"]}]
+
+
+def test_sft_think_default_replaces_the_templates_but_not_a_trace():
+    from rl.targets import target_text
+
+    row = {"answer": "box", "answer_type": "short", "meta": "{}"}
+    assert target_text(row, default="I track who saw what.") == \
+        "<think>I track who saw what.</think><answer>box</answer>"
+    traced = {**row, "meta": '{"reasoning": "Sally left before the move."}'}
+    assert target_text(traced, default="x") == \
+        "<think>Sally left before the move.</think><answer>box</answer>"

@@ -1,0 +1,216 @@
+"""The embedded default, end to end, offline on CPU: data -> tiny model -> SFT -> GRPO -> eval
+-> report. `make demo` runs it after setting up .venv.
+
+    python launch/demo.py [--out runs/demo] [--bench tomi=../shared/benchmarks/tomi ...]
+
+Every stage is one of the project's own commands, run as a child process with its output shown.
+A finished stage leaves `OUT/stages/<stage>.json` (its command and duration) and is skipped on
+the next run; an interrupted stage resumes through its command's own mechanism (the search and
+the evaluation append and skip what is written, training continues from its last checkpoint),
+so killing the demo at any point and running it again reaches the same outputs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Sizes of one demo run. DEFAULT is the tuned embedded default (docs/experiments.md has
+    what was tried and why); SMOKE runs every stage in about a minute, for the tests."""
+
+    data_config: str = "configs/exploretom/demo.yaml"
+    sft_config: str = "configs/sft/demo-cpu.yaml"
+    grpo_config: str = "configs/grpo/demo-cpu.yaml"
+    model_args: tuple[str, ...] = ("--vocab-size", "2048", "--hidden-size", "256",
+                                   "--num-layers", "4", "--num-heads", "4", "--num-kv-heads", "2")
+    export_args: tuple[str, ...] = ("--seed", "0")
+    compare_settings: int = 20
+    sft_overrides: tuple[str, ...] = ()
+    grpo_overrides: tuple[str, ...] = ()
+    eval_args: tuple[str, ...] = ("--max-new-tokens", "16", "-O", "batch_size=64")
+    base_limit: int = 300  # the random base model answers nothing right: a sample suffices
+
+
+DEFAULT = Profile()
+SMOKE = Profile(
+    data_config="configs/exploretom/demo-smoke.yaml",
+    model_args=("--vocab-size", "600", "--hidden-size", "64", "--num-layers", "2",
+                "--num-heads", "2", "--num-kv-heads", "1"),
+    compare_settings=2,
+    sft_overrides=("--max_steps", "4", "--save_steps", "2", "--logging_steps", "1"),
+    grpo_overrides=("--max_steps", "2", "--save_steps", "1", "--logging_steps", "1",
+                    "--per_device_train_batch_size", "8", "--grpo.num_generations", "4"),
+    eval_args=("--max-new-tokens", "8", "--limit", "24", "-O", "batch_size=24"),
+    base_limit=24,
+)
+PROFILES = {"default": DEFAULT, "smoke": SMOKE}
+CHECKPOINTS = ("base", "sft", "grpo")
+STAGES = ("data", "compare", "export", "model", "sft", "grpo", "eval", "report")
+
+
+class DemoError(RuntimeError):
+    """A stage failed; the message names it."""
+
+
+class Demo:
+    def __init__(self, out: Path, benches: list[tuple[str, str]], quiet: bool = False,
+                 profile: Profile = DEFAULT) -> None:
+        self.out, self.benches, self.quiet, self.p = out, benches, quiet, profile
+        self.stage_dir = out / "stages"
+
+    # ---------------------------------------------------------------- paths
+    @property
+    def stories(self) -> Path:
+        return self.out / "data" / "stories.jsonl"
+
+    @property
+    def compare(self) -> Path:
+        return self.out / "data" / "astar_vs_baseline.jsonl"
+
+    @property
+    def dataset(self) -> Path:
+        return self.out / "data" / "exploretom"
+
+    def model_dir(self, name: str) -> Path:
+        return self.out / ("model" if name == "base" else name)
+
+    # ---------------------------------------------------------------- running
+    def sh(self, *args: str) -> None:
+        cmd = [str(a) for a in args]
+        self.log(f"$ {' '.join(cmd)}")
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "WANDB_MODE": "disabled",
+               "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+               "TOKENIZERS_PARALLELISM": "false"}
+        proc = subprocess.run(cmd, cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL if self.quiet else None,
+                              stderr=subprocess.STDOUT if self.quiet else None)
+        if proc.returncode != 0:
+            raise DemoError(f"command failed with exit code {proc.returncode}: {' '.join(cmd)}")
+
+    def log(self, msg: str) -> None:
+        print(f"[demo] {msg}", flush=True)
+
+    def done(self, stage: str) -> bool:
+        return (self.stage_dir / f"{stage}.json").exists()
+
+    def run(self, only: list[str] | None = None) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.stage_dir.mkdir(exist_ok=True)
+        total = time.perf_counter()
+        for k, stage in enumerate(STAGES, 1):
+            if only and stage not in only:
+                continue
+            if self.done(stage):
+                self.log(f"stage {k}/{len(STAGES)} {stage}: done earlier, skipped")
+                continue
+            self.log(f"stage {k}/{len(STAGES)} {stage} ...")
+            start = time.perf_counter()
+            getattr(self, f"stage_{stage}")()
+            secs = time.perf_counter() - start
+            (self.stage_dir / f"{stage}.json").write_text(json.dumps({"seconds": round(secs, 1)}))
+            self.log(f"stage {k}/{len(STAGES)} {stage}: {secs:.0f} s")
+        self.log(f"finished in {time.perf_counter() - total:.0f} s; report: "
+                 f"{self.out / 'report' / 'report.md'}")
+
+    # ---------------------------------------------------------------- stages
+    def stage_data(self) -> None:
+        """A* against a scripted reasoner over a grid of settings (resumable)."""
+        self.sh(PY, "-m", "exploretom", "search", "--config", self.p.data_config, "-o",
+                self.stories)
+
+    def stage_compare(self) -> None:
+        """A* vs overgenerate-and-filter at equal budget, for the report's difficulty figure."""
+        self.compare.unlink(missing_ok=True)  # a few seconds: redone whole if interrupted
+        self.sh(PY, "-m", "exploretom", "bench-search", "--reasoner", "world", "--settings",
+                str(self.p.compare_settings), "--seed", "0", "-q", "-o", self.compare)
+
+    def stage_export(self) -> None:
+        self.sh(PY, "-m", "exploretom", "export", self.stories, "-o", self.dataset,
+                *self.p.export_args, "--overwrite")
+
+    def stage_model(self) -> None:
+        shutil.rmtree(self.model_dir("base"), ignore_errors=True)
+        self.sh(PY, "-m", "rl.tiny_model", "--corpus", self.dataset, "-o", self.model_dir("base"),
+                *self.p.model_args)
+
+    def _train(self, module: str, config: str, model: Path, out: Path,
+               overrides: tuple[str, ...]) -> None:
+        resume = ["--resume"] if any(out.glob("checkpoint-*")) else []
+        self.sh(PY, "-m", module, config, "--model.path", model,
+                "--data.train", json.dumps([{"path": str(self.dataset), "split": "train"}]),
+                "--train.output_dir", out, *overrides, *resume)
+
+    def stage_sft(self) -> None:
+        self._train("rl.sft", self.p.sft_config, self.model_dir("base"), self.model_dir("sft"),
+                    self.p.sft_overrides)
+
+    def stage_grpo(self) -> None:
+        self._train("rl.train", self.p.grpo_config, self.model_dir("sft"),
+                    self.model_dir("grpo"), self.p.grpo_overrides)
+
+    def stage_eval(self) -> None:
+        names = ["exploretom", *(n for n, _ in self.benches)]
+        data = ["--data", f"exploretom={self.dataset}"]
+        for name, path in self.benches:
+            data += ["--data", f"{name}={path}"]
+        for ckpt in CHECKPOINTS:
+            limit = ["--limit", str(self.p.base_limit)] if ckpt == "base" else []
+            self.sh(PY, "-m", "eval", "run", ",".join(names), "--model", self.model_dir(ckpt),
+                    "--label", ckpt, "-o", self.out / "eval" / ckpt, *data, *self.p.eval_args,
+                    *limit, "--no-report")
+
+    def stage_report(self) -> None:
+        self.sh(PY, str(ROOT / "launch" / "demo_report.py"), "--out", self.out)
+
+
+def parse_bench(text: str) -> tuple[str, str]:
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(f"--bench takes NAME=PATH, got {text!r}")
+    return name, path
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
+    p.add_argument("--bench", action="append", type=parse_bench, default=[],
+                   metavar="NAME=PATH", help="also evaluate every checkpoint on a benchmark "
+                   "file or folder in its release format (repeatable)")
+    p.add_argument("--stages", nargs="+", choices=STAGES, help="run only these stages")
+    p.add_argument("--fresh", action="store_true", help="delete OUT and start over")
+    p.add_argument("--profile", choices=PROFILES, default="default",
+                   help="smoke: every stage at toy sizes in about a minute (for tests)")
+    p.add_argument("-q", "--quiet", action="store_true", help="hide the commands' own output")
+    args = p.parse_args(argv)
+    out = Path(args.out).resolve()
+    for name, path in args.bench:
+        if not Path(path).exists():
+            print(f"error: --bench {name}={path}: no such file or folder", file=sys.stderr)
+            return 2
+    if args.fresh:
+        shutil.rmtree(out, ignore_errors=True)
+    try:
+        Demo(out, args.bench, args.quiet, PROFILES[args.profile]).run(args.stages)
+    except (DemoError, OSError) as e:  # OSError: e.g. --out names a file
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted: run the same command again to continue", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
