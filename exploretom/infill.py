@@ -31,7 +31,7 @@ from pydantic import field_validator
 from tqdm.auto import tqdm
 
 from eval.backends.base import Backend, Completion, GenerationConfig
-from exploretom.jsonl import Appender, InputError, iter_lines, resume
+from exploretom.jsonl import Appender, iter_lines, resume
 from exploretom.label import story_text
 from exploretom.llm_backend import add_backend_arguments, backends_from_args, close_backends
 from exploretom.llm_json import ReplyError, StrictReply, completion_text, parse_model
@@ -690,18 +690,10 @@ def _log(message: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m exploretom infill",
-                                     description=__doc__.split("\n")[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except (InputError, ValueError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted: run the same command again to continue", file=sys.stderr)
-        return 130
+    """`python -m exploretom.infill` is `python -m exploretom infill`."""
+    from exploretom.cli import main as cli_main
+
+    return cli_main(["infill", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

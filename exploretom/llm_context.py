@@ -916,18 +916,10 @@ def _log(message: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m exploretom contexts",
-                                     description=__doc__.split("\n")[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except (InputError, ValueError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted: run the same command again to continue", file=sys.stderr)
-        return 130
+    """`python -m exploretom.llm_context` is `python -m exploretom contexts`."""
+    from exploretom.cli import main as cli_main
+
+    return cli_main(["contexts", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":
