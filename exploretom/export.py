@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from exploretom.action_sets import ACTION_SETS
-from exploretom.jsonl import InputError, iter_lines
+from exploretom.jsonl import InputError, iter_records
 
 SOURCE = "exploretom"
 SPLITS = ("train", "validation", "test")
@@ -113,15 +113,8 @@ def read_stories(paths: Sequence[str | Path], text_mode: str = "structure",
     seen: dict[str, str] = {}
     for path in paths:
         n_file = 0
-        for n, line in iter_lines(path):
-            at = f"{path}: line {n}"
+        for at, rec in iter_records(path):
             counts.lines += 1
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{at}: invalid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(rec, dict):
-                raise InputError(f"{at}: expected a JSON object")
             if "error" in rec:
                 counts.errors += 1
                 continue

@@ -29,14 +29,22 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
         raise InputError(f"{p}: not a UTF-8 text file ({e.reason})") from None
 
 
-def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+def iter_records(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """("FILE: line N", object) for every non-empty line; InputError names the line of a line
+    that is not a JSON object."""
     for n, line in iter_lines(path):
+        at = f"{path}: line {n}"
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
-            raise InputError(f"{path}: line {n}: invalid JSON ({e.msg})") from None
+            raise InputError(f"{at}: invalid JSON ({e.msg} at column {e.colno})") from None
         if not isinstance(obj, dict):
-            raise InputError(f"{path}: line {n}: expected a JSON object")
+            raise InputError(f"{at}: expected a JSON object")
+        yield at, obj
+
+
+def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    for _, obj in iter_records(path):
         yield obj
 
 

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Sequence
 
 from exploretom.action_sets import ACTION_SETS
 from exploretom.export import orders_arg
-from exploretom.jsonl import InputError, iter_lines
+from exploretom.jsonl import InputError, iter_records
 
 ASTAR, BASELINE = "astar", "baseline"
 METHOD_NAMES = {ASTAR: "A*", BASELINE: "baseline (overgenerate and filter)"}
@@ -121,15 +121,8 @@ def read_runs(paths: Sequence[str | Path]) -> tuple[list[RunStory], ReadCounts]:
     seen: dict[tuple, str] = {}
     for path in paths:
         n_file = 0
-        for n, line in iter_lines(path):
-            at = f"{path}: line {n}"
+        for at, rec in iter_records(path):
             counts.lines += 1
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{at}: invalid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(rec, dict):
-                raise InputError(f"{at}: expected a JSON object")
             if "error" in rec:
                 counts.errors += 1
                 continue
