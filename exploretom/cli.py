@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from exploretom.action_sets import ACTION_SETS, Conditions
-from exploretom.jsonl import Appender, InputError, iter_lines, read_jsonl, resume
+from exploretom.jsonl import Appender, InputError, iter_lines, iter_records, resume
 from exploretom.label import label_line, story_text
 from exploretom.questions import generate_questions
 from exploretom.sampler import ConditionsUnreachable, sample_story
@@ -83,18 +83,25 @@ def load_contexts(path: str, cond: Conditions) -> list:
 
 def cmd_label(args: argparse.Namespace) -> int:
     Path(args.output).unlink(missing_ok=True)  # labelling is fast: always a fresh file
-    n = errors = questions = 0
+    n = questions = 0
+    errors: list[str] = []  # printed at the end: a file with no valid story is one error line
     with Appender(args.output) as out:
         for line_no, line in iter_lines(args.input):
             result = label_line(line, args.max_order, line_no)
             n += 1
             if "error" in result:
-                errors += 1
-                print(f"{args.input}: {result['error']}", file=sys.stderr)
+                errors.append(result["error"])
             else:
                 questions += len(result["questions"])
             out.write(result)
-    print(f"labelled {n - errors} of {n} stories ({questions} questions, {errors} errors) "
+    if n == 0:
+        raise InputError(f"{args.input}: no stories (the file is empty)")
+    if len(errors) == n:
+        more = f"; {n - 1} more invalid" if n > 1 else ""
+        raise InputError(f"{args.input}: no valid story ({errors[0]}{more})")
+    for message in errors:
+        print(f"{args.input}: {message}", file=sys.stderr)
+    print(f"labelled {n - len(errors)} of {n} stories ({questions} questions, {len(errors)} errors) "
           f"-> {args.output}", file=sys.stderr)
     return 1 if (args.strict and errors) else 0
 
@@ -102,7 +109,19 @@ def cmd_label(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from exploretom.stats import format_stats, story_stats
 
-    print(format_stats(story_stats(read_jsonl(args.input))))
+    def stories():
+        for at, story in iter_records(args.input):
+            if "error" not in story and not isinstance(story.get("actions"), list):
+                raise InputError(f"{at}: not a story (no 'actions' list)")
+            yield story
+
+    try:
+        st = story_stats(stories())
+    except (KeyError, TypeError, AttributeError) as e:  # questions not as `label` writes them
+        raise InputError(f"{args.input}: not a labelled story file ({type(e).__name__}: {e})") from None
+    if st["stories"] + st["errors"] == 0:
+        raise InputError(f"{args.input}: no stories (the file is empty)")
+    print(format_stats(st))
     return 0
 
 

@@ -173,6 +173,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_bench_search(args: argparse.Namespace) -> int:
     """A* against the baseline at equal budget over N settings of the paper's grid."""
+    if args.settings < 1:
+        raise ValueError(f"--settings must be >= 1, got {args.settings}")
     settings, _ = Grid().settings()
     rng = random.Random(args.seed)
     chosen = rng.sample(settings, min(args.settings, len(settings)))
