@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -15,7 +16,14 @@ EXIT_INCOMPLETE = 3  # the command ran but some requests still failed: run it ag
 
 def _config(args: argparse.Namespace) -> Config:
     overrides = {"out_dir": args.out_dir} if getattr(args, "out_dir", None) else {}
-    return load_config(args.config, overrides)
+    return _load(args.config, overrides)
+
+
+def _load(path: str, overrides: dict | None = None) -> Config:
+    try:
+        return load_config(path, overrides)
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not a UTF-8 text file ({e.reason})") from None
 
 
 def _collections(args: argparse.Namespace, cfg: Config | None) -> list[str]:
@@ -29,7 +37,7 @@ def _collections(args: argparse.Namespace, cfg: Config | None) -> list[str]:
 def cmd_plan(args: argparse.Namespace) -> int:
     from tomsynth import plan
 
-    cfg = load_config(args.config) if args.config else None
+    cfg = _load(args.config) if args.config else None
     entries = dict(cfg.entries_per_unit) if cfg else {"main": 4, "contrast": 12}
     dd = plan.run(Path(args.output), entries, _collections(args, cfg), args.limit_units)
     for split, ds in dd.items():
@@ -83,9 +91,9 @@ def cmd_filter(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from tomsynth import build
 
-    from datasets import load_from_disk
-
     cfg = _config(args)
+    from datasets import load_from_disk  # after the config check: a bad config fails fast
+
     built = build.run(cfg)
     for name, path in built.items():
         dd = load_from_disk(str(path))
@@ -100,6 +108,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from tomsynth import stats
 
     cfg = _config(args)
+    if not any((cfg.out_dir / sub).is_dir() for sub in ("datasets", "reports")):
+        raise NothingToBuild(f"{cfg.out_dir}: no filter reports or datasets yet: run `python -m "
+                             "tomsynth generate`, `filter` and `build` first")
     stats.run(cfg, plots=not args.no_plots)
     return 0
 
@@ -151,8 +162,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.fn(args)
-    except (ConfigError, BackendConfigError, LogBusy, NothingToBuild) as e:
+    except (ConfigError, BackendConfigError, LogBusy, NothingToBuild, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:  # a report file edited or damaged
+        print(f"error: a JSON file under the run's out_dir is damaged ({e}); delete it and run "
+              "the step that writes it again", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted; results so far are saved, run the same command to continue", file=sys.stderr)
