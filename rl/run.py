@@ -118,6 +118,10 @@ def lora_config(cfg):
 
 
 def load_tokenizer(cfg, padding_side: str):
+    path = cfg.model.path
+    if path.startswith(("/", ".", "~")) and not Path(path).expanduser().is_dir():
+        # a local path, not a hub id: say so instead of the hub's "Repo id must be ..."
+        raise ConfigError(f"model.path: cannot load a tokenizer from {path!r} (no such folder)")
     from transformers import AutoTokenizer
 
     try:
@@ -159,6 +163,16 @@ def last_checkpoint(output_dir: str) -> str | None:
     return get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
 
 
+def _load_config(path: str, run_cls, overrides: list[str]):
+    """rl.config.load_config, with unreadable files as ConfigError too."""
+    try:
+        return load_config(path, run_cls, overrides)
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not a UTF-8 text file ({e.reason})") from None
+    except OSError as e:  # a folder, no permission, ...
+        raise ConfigError(f"{path}: cannot read ({e.strerror or e})") from None
+
+
 def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: list[str] | None = None) -> int:
     """The command line of `rl.train` and `rl.sft`."""
     parser = argparse.ArgumentParser(prog=prog, description=description,
@@ -170,7 +184,7 @@ def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: li
                         help="validate the config and load the data, then stop")
     args, overrides = parser.parse_known_args(argv)
     try:
-        cfg = load_config(args.config, run_cls, overrides)
+        cfg = _load_config(args.config, run_cls, overrides)
         setup_logging_env(cfg)
         out = cfg.train.output_dir
         last = last_checkpoint(out)
@@ -182,6 +196,13 @@ def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: li
         trainer = build_trainer(cfg, check=args.check)
     except (ConfigError, DataError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # e.g. output_dir is a file; the message names the path
+        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as e:
+        print(f"error: a data or model file named in {args.config} is not UTF-8 text ({e.reason})",
+              file=sys.stderr)
         return 2
     if args.check:
         return 0

@@ -49,6 +49,10 @@ def read_log(path: Path) -> list[dict]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise TimingError(f"{path}: no such file") from None
+    except UnicodeDecodeError as e:
+        raise TimingError(f"{path}: not a UTF-8 text file ({e.reason})") from None
+    except OSError as e:
+        raise TimingError(f"{path}: cannot read ({e.strerror or e})") from None
     records = []
     for n, line in enumerate(lines, 1):
         if line.strip():
@@ -56,6 +60,8 @@ def read_log(path: Path) -> list[dict]:
                 records.append(json.loads(line))
             except json.JSONDecodeError as e:
                 raise TimingError(f"{path}:{n}: not valid JSON ({e.msg})") from None
+            if not isinstance(records[-1], dict):
+                raise TimingError(f"{path}:{n}: expected a JSON object (a log.jsonl of rl.train)")
     return records
 
 
@@ -65,7 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", type=int, default=1, help="warm-up steps left out (default 1)")
     args = parser.parse_args(argv)
     try:
-        s = summarize(read_log(args.log), args.skip)
+        records = read_log(args.log)
+        try:
+            s = summarize(records, args.skip)
+        except TimingError as e:
+            raise TimingError(f"{e} (file {args.log})") from None
     except TimingError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

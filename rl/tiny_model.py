@@ -240,8 +240,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:
+        # read (and so check) the corpus before build_tiny_model imports torch and transformers
+        texts = []
+        for path in args.corpus:
+            try:
+                texts += read_corpus([path])
+            except UnicodeDecodeError as e:
+                raise CorpusError(f"{path}: not a UTF-8 text file ({e.reason})") from None
+        if not any(texts):
+            raise CorpusError(f"{' '.join(args.corpus)}: the corpus is empty: give at least one text")
         out = build_tiny_model(
-            read_corpus(args.corpus), args.out,
+            texts, args.out,
             vocab_size=args.vocab_size, hidden_size=args.hidden_size, num_layers=args.num_layers,
             num_heads=args.num_heads, num_kv_heads=args.num_kv_heads,
             intermediate_size=args.intermediate_size,
