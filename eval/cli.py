@@ -94,7 +94,10 @@ def _run(args: argparse.Namespace) -> int:
     from eval.runner import load_tasks, run_suite
     from eval.suites import resolve_suite
 
-    suite = resolve_suite(args.suite)
+    try:
+        suite = resolve_suite(args.suite)
+    except UnicodeDecodeError as e:
+        raise CliError(f"{' '.join(args.suite)}: not a UTF-8 text file ({e.reason})") from None
     if args.limit is not None and args.limit < 1:
         raise CliError(f"--limit must be >= 1, got {args.limit}")
     overrides = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature,
