@@ -13,7 +13,7 @@ import platform
 import time
 
 from exploretom.action_sets import ACTION_SETS, Conditions
-from exploretom.cli import sample_one
+from exploretom.cli import positive_int, sample_one
 
 
 def bench(action_set: str, n: int, args) -> dict:
@@ -31,9 +31,11 @@ def bench(action_set: str, n: int, args) -> dict:
             "questions": questions / n, "kb": size / n / 1024}
 
 
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("-n", type=int, default=1000)
+    p.add_argument("-n", type=positive_int, default=1000)
     p.add_argument("--people", type=int, default=3)
     p.add_argument("--moves", type=int, default=3)
     p.add_argument("--rooms", type=int, default=2)

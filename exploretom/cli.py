@@ -19,6 +19,14 @@ class UsageError(ValueError):
     """A bad argument; printed as one line."""
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     try:
         i, n = (int(x) for x in text.split("/"))

@@ -31,7 +31,7 @@ from pydantic import field_validator
 from tqdm.auto import tqdm
 
 from eval.backends.base import Backend, Completion, GenerationConfig
-from exploretom.jsonl import Appender, iter_lines, resume
+from exploretom.jsonl import Appender, InputError, iter_lines, resume
 from exploretom.label import story_text
 from exploretom.llm_backend import add_backend_arguments, backends_from_args, close_backends
 from exploretom.llm_json import ReplyError, StrictReply, completion_text, parse_model
@@ -651,12 +651,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_backend_arguments(parser, temperature=0.8, max_new_tokens=768)
 
 
+def _check_input(path: str) -> None:
+    """InputError (one line naming the file) unless some line looks like a labelled story."""
+    lines = 0
+    for _, line in iter_lines(path):
+        lines += 1
+        try:
+            raw = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(raw, dict) and "error" not in raw and isinstance(raw.get("actions"), list):
+            return
+    raise InputError(f"{path}: no labelled story in {lines} line(s) (make them with "
+                     "python -m exploretom sample --label or label)")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.judge_order < 1 or args.active < 1 or (args.limit is not None and args.limit < 0):
         raise ValueError("--judge-order and --active must be >= 1, --limit >= 0")
     if args.candidates < 1 or args.max_retries < 0:
         raise ValueError("--candidates must be >= 1 and --max-retries >= 0")
-    next(iter_lines(args.input), None)  # a missing or unreadable input fails before any model loads
+    _check_input(args.input)  # a missing, unreadable or storyless input fails before any model loads
     log = (lambda m: None) if args.quiet else _log
     generator, judge = backends_from_args(args)
     try:

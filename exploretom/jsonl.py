@@ -37,7 +37,7 @@ def iter_records(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
-            raise InputError(f"{at}: invalid JSON ({e.msg} at column {e.colno})") from None
+            raise InputError(f"{at}: invalid JSON ({e.msg}, column {e.colno})") from None
         if not isinstance(obj, dict):
             raise InputError(f"{at}: expected a JSON object")
         yield at, obj
@@ -55,18 +55,28 @@ def resume(path: str | Path) -> set[Any]:
         return set()
     with open(p, "rb+") as f:
         data = f.read()
-        if data and not data.endswith(b"\n"):
-            cut = data.rfind(b"\n") + 1
+        cut = data.rfind(b"\n") + 1 if data and not data.endswith(b"\n") else len(data)
+        done = set()
+        # Check every complete line before cutting anything: never truncate a file this tool
+        # did not write.
+        try:
+            text = data[:cut].decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{p}: not a JSON Lines file (not UTF-8); refusing to append to "
+                             "it") from None
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    done.add(json.loads(line)["id"])
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    raise InputError(f"{p}: line {n}: not a record of this tool; refusing to "
+                                     "append to it") from None
+        if cut < len(data):  # the partial last line a killed writer left
+            if not data[cut:].startswith(b"{"):
+                raise InputError(f"{p}: its last line is not a record of this tool; refusing "
+                                 "to append to it")
             f.seek(cut)
             f.truncate()
-            data = data[:cut]
-    done = set()
-    for line in data.decode("utf-8").splitlines():
-        if line.strip():
-            try:
-                done.add(json.loads(line).get("id"))
-            except (json.JSONDecodeError, AttributeError):
-                continue
     return done
 
 

@@ -14,17 +14,21 @@ import random
 import statistics
 
 from exploretom.action_sets import ACTION_SETS, Conditions
+from exploretom.cli import positive_int
 from exploretom.lexicon import sample_context
 from exploretom.sampler import StorySampler
 from exploretom.search import Evaluator, Node, SearchConfig
+from exploretom.reasoners import REASONERS
 from exploretom.targets import ReasonerTarget
+
+
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--reasoner", default="world")
+    p.add_argument("--reasoner", default="world", choices=list(REASONERS))
     p.add_argument("--orders", type=int, nargs="+", default=[1])
-    p.add_argument("-n", type=int, default=1000)
+    p.add_argument("-n", type=positive_int, default=1000)
     p.add_argument("--people", type=int, default=3)
     p.add_argument("--moves", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)

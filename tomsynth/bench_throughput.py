@@ -36,9 +36,17 @@ def prompts(n: int) -> list[list[dict[str, str]]]:
     return out
 
 
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tomsynth.bench_throughput", description=__doc__.split("\n")[0])
-    p.add_argument("--requests", type=int, default=27648)
+    p.add_argument("--requests", type=positive_int, default=27648)
     p.add_argument("--concurrency", type=int, default=64)
     p.add_argument("--latency", type=float, default=0.2, help="server seconds per reply")
     p.add_argument("--kind", choices=["openai", "anthropic"], default="openai")
