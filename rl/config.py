@@ -173,6 +173,8 @@ class _Run(_Section):
 
     @model_validator(mode="after")
     def _check_trl_passthrough(self):
+        if not self.trl:
+            return self  # nothing to check: do not pay TRL's import time
         cls = _trl_config_class(self._trl_config)
         allowed = {f.name for f in dataclasses.fields(cls)}
         for key in self.trl:

@@ -134,3 +134,11 @@ def test_stats_prints_counts(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "stories: 10" in text and "A7+asym" in text and "order 2" in text
     assert "interesting" in text and "false belief" in text
+
+
+def test_sample_refuses_to_append_to_a_file_it_did_not_write(tmp_path, capsys):
+    foreign = tmp_path / "notes.jsonl"
+    foreign.write_bytes(b"\x00\x01 my binary notes")
+    assert main(SAMPLE + ["-n", "2", "-o", str(foreign)]) == 2
+    assert "refusing to append" in capsys.readouterr().err
+    assert foreign.read_bytes() == b"\x00\x01 my binary notes"  # untouched
