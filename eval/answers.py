@@ -24,17 +24,26 @@ Comparison (`is_correct`), by answer type:
   when it contains the gold in a short phrase ("in the basket") that is not a list and names no
   other candidate from `choices` (or, without choices, adds only function words).
 - `knowledge`: `knows about it` / `does not know about it`; the negation must match.
-- `number`: mathematical equivalence (`42`, `42.0`, `\\boxed{42}`, `$42$`, `1/2` = `0.5`,
-  `\\frac{1}{2}`, `2\\sqrt{2}` = `\\sqrt{8}`); an answer with several different numbers is wrong.
+- `number`: mathematical equivalence, for counts, AIME integers and cloze math answers. Blanks
+  separated by `;` are compared one by one, in order. A gold that is one real number (`42`,
+  `0.015`, `\\sqrt{3}`, `x = 5`, `10 cm`) is compared by value: `42.0`, `\\boxed{42}`, `$42$`,
+  `1/2` = `0.5` = `\\frac{1}{2}`, `2\\sqrt{2}` = `\\sqrt{8}`, or a short sentence whose only number
+  it is; an answer with several different numbers, or with other mathematics around its number
+  (`1-5i`, `\\pm 2`), is wrong. Any other gold is compared structurally after LaTeX normalisation:
+  expressions by value (sympy; variables sampled at fixed points), complex numbers (`1-5i`),
+  relations side by side (`y=\\pm\\sqrt{3}x` is the pair y = ±√3·x), tuples and intervals element
+  by element with their brackets, solution lists, sets and unions in any order. A word gold
+  (`\\text{parabola}`) follows the `short` rule; other text must match after normalisation.
 
 Every public function is total on strings (it never raises on model output, however large) and
-deterministic.
+deterministic. Work is bounded by size caps, never by timeouts, so a verdict cannot depend on the
+load of the machine.
 """
 from __future__ import annotations
 
-import ast
+import cmath
+import functools
 import math
-import operator
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -57,7 +66,6 @@ FALLBACK_WINDOW = 4000  # characters at the end of a tagless reply searched for 
 SHORT_REPLY_CHARS = 200  # a tagless reply at most this long is taken whole as the answer
 MAX_ANSWER_CHARS = 2000  # longer extracted answers are never correct (no real answer is this long)
 MAX_ANSWER_BLOCKS = 32  # answer blocks looked at; more than one distinct is already wrong
-MAX_SYMPY_CHARS = 80  # expressions longer than this are not handed to sympy
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _ANSWER_OPEN, _ANSWER_CLOSE = "<answer>", "</answer>"
@@ -118,7 +126,7 @@ def extract_answer(completion: str, *, fallback: bool = True) -> str | None:
         distinct: list[str] = []
         seen: set[str] = set()
         for b in blocks:
-            key = normalize(b[:MAX_ANSWER_CHARS + 1])
+            key = _block_key(b[:MAX_ANSWER_CHARS + 1])
             if key not in seen:
                 seen.add(key)
                 distinct.append(b)
@@ -140,6 +148,15 @@ def extract_answer(completion: str, *, fallback: bool = True) -> str | None:
     if rest and len(rest) <= SHORT_REPLY_CHARS and len(completion) - start <= FALLBACK_WINDOW:
         return rest
     return None
+
+
+_SIGNS = frozenset("+-−*/^=<>±√")
+
+
+def _block_key(block: str) -> str:
+    """Answer blocks with the same key are one answer: `B` and `B.`, `basket` and `the basket`;
+    signs and operators are kept, so `-42` and `42` are two answers."""
+    return normalize(block) + "|" + "".join(c for c in block if c in _SIGNS)
 
 
 def _answer_blocks(text: str, low: str, start: int) -> tuple[list[str], str | None]:
@@ -449,6 +466,7 @@ probably likely most answer final object item container room place my this that 
 
 
 def _is_short(extracted: str, gold: str, choices: list[str]) -> bool:
+    gold = _clean(gold)  # the same presentation is removed from both: `\text{parabola}`
     n, g = normalize(_clean(extracted)), normalize(gold)
     if not n or not g:
         return False
@@ -474,39 +492,650 @@ def _is_short(extracted: str, gold: str, choices: list[str]) -> bool:
     return all(t in _FILLER for t in rest)
 
 
-# -- numbers -----------------------------------------------------------------------------------
+# -- numbers and math --------------------------------------------------------------------------
+#
+# The rules are in the module docstring. LaTeX is rewritten into a small plain syntax and read by
+# a recursive-descent parser (no eval) into exact Fractions, or sympy expressions once roots, pi,
+# i, e or variables appear. Work is bounded by caps on length, tokens, nesting, exponents,
+# function arguments and integer size rather than by timeouts: a timeout would make the verdict
+# depend on how loaded the machine is.
+
+MAX_MATH_CHARS = 400  # longer answers are never parsed as math
+MAX_MATH_TOKENS = 160
+MAX_NESTING = 24  # brackets and LaTeX groups
+MAX_EXPONENT = 64  # |n| of a fractional or irrational power x^n (and |x| in e^x)
+MAX_INTEGER_EXPONENT = 1000  # |n| of x^n for an irrational or symbolic x
+MAX_FUNCTION_ARGUMENT = 1e6  # |x| in sin x, ln x, ...
+MAX_INT_BITS = 4096  # exact numbers beyond 2^4096 (1,234 digits) are never formed
+MAX_ROOT_BITS = 256  # roots of larger integers are not taken (sympy factors the radicand)
+MAX_SYMBOLS = 6
+MAX_ITEMS = 16  # elements of a tuple, of a union, or of a list of solutions
+MAX_PLUS_MINUS = 8
 
 _NUMBER_TOKEN = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?(?![\w])")
 _PLAIN_NUMBER = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?$")
 _SIMPLE_FRACTION = re.compile(r"^([+-]?\d+(?:\.\d+)?)\s*/\s*([+-]?\d+(?:\.\d+)?)$")
-_LATEX_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
-_LATEX_SQRT = re.compile(r"\\sqrt\s*\{([^{}]*)\}")
-_SAFE_EXPR = re.compile(r"^[0-9+\-*/().\s]*(?:(?:sqrt|pi)[0-9+\-*/().\s]*)*$")
+_UNICODE_MATH = str.maketrans({
+    "−": "-", "–": "-", "—": "-", "×": "*", "·": "*", "⋅": "*", "÷": "/", "π": " pi ", "∞": " oo ",
+    "⩽": "≤", "⩾": "≥", "，": ",", "；": ";", "（": "(", "）": ")", "²": "^2", "³": "^3",
+})
+_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°")
+_ASSIGNMENT = re.compile(r"^\s*[A-Za-z]\s*=(?![=<>])")  # "x = 5": the gold is the value 5
+# "42 apples", "10 \text{ inches}", "18 cm^2": a number followed by unit words
+_WITH_UNITS = re.compile(r"(.*?[\d)])\s*((?:[A-Za-z]{2,}(?:\^\{?\d\}?)?\.?\s*)+)")
+_MATH_MARK = re.compile(r"[-+*/^=<>±∓√\\{}_|≤≥≠∈∪]")  # math around a number: not a lone value
+_LIST_MARK = re.compile(r"[,;\n]|\b(?:or|and)\b", re.I)
+_DOLLAR_MATH = re.compile(r"\$+([^$]+)\$+")
+_HYPHEN = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")  # "Sally-Anne", "forty-two": prose
 
 
-def _number_of(text: str) -> Fraction | float | None:
-    """The single number an answer states, or None (no number, or several different ones)."""
-    boxed = _last_boxed(text)
-    s = _clean(boxed if boxed is not None else text)
-    s = s.replace("−", "-").replace("\\!", "").replace("\\,", "").replace("\\%", "%")
-    s = s.replace("\\left", "").replace("\\right", "").replace("^\\circ", "").replace("°", "")
-    if "=" in s:
-        s = s.rsplit("=", 1)[1]
-    s = s.strip().rstrip(".").rstrip("%").strip()
-    value = _parse_number(s)
-    if value is not None:
+class _NotMath(Exception):
+    """Internal: text this parser does not read as mathematics."""
+
+
+def _prep(text: str) -> str:
+    """Presentation removed, unicode operators mapped, thin spaces, degrees, `\\left` and a
+    trailing full stop or percent sign dropped."""
+    s = _clean(text).translate(_UNICODE_MATH)
+    s = s.replace("\\!", "").replace("\\,", "").replace("{,}", "").replace("\\%", "%")
+    s = _DEGREES.sub("", s)
+    return s.strip().rstrip(".").rstrip("%").strip()
+
+
+# LaTeX -> plain syntax: digits, letters, + - * / ^ ( ) [ ] , relations = < > ≤ ≥ ≠ ∈, union ∪,
+# ± ∓, set braces ⦃ ⦄ and √.
+_TEX_COMMAND = re.compile(r"\\([A-Za-z]+|.)", re.S)
+_TEX_IGNORED = frozenset(
+    "left right big Big bigl bigr Bigl Bigr bigg Bigg biggl biggr Biggl Biggr middle "
+    "displaystyle textstyle scriptstyle limits nolimits".split()
+)
+_TEX_WRAPPERS = frozenset(
+    "text textrm textbf textit textnormal textup mathrm mathbf mathit mathsf mathnormal "
+    "boldsymbol mbox operatorname emph boxed fbox".split()
+)
+_TEX_SYMBOLS = {
+    "pi": " pi ", "infty": " oo ", "cdot": "*", "times": "*", "ast": "*", "div": "/",
+    "pm": "±", "mp": "∓", "le": "≤", "leq": "≤", "leqslant": "≤", "ge": "≥", "geq": "≥",
+    "geqslant": "≥", "ne": "≠", "neq": "≠", "lt": "<", "gt": ">", "in": "∈", "cup": "∪",
+    "{": "⦃", "}": "⦄", "lbrace": "⦃", "rbrace": "⦄", "circ": "", "%": "%", "$": "",
+    ",": "", "!": "", ";": " ", ":": " ", " ": " ", "quad": " ", "qquad": " ",
+    "(": " ", ")": " ", "[": " ", "]": " ",
+}
+_FUNCTION_NAMES = frozenset(
+    "sqrt sin cos tan cot sec csc arcsin arccos arctan sinh cosh tanh ln log exp".split()
+)
+_CONSTANT_NAMES = frozenset({"pi", "oo", "infty", "infinity", "inf"})
+# short words that are not products of variables ("x=1 or x=2" is not x=1*o*r*x=2)
+_WORDS = frozenset(
+    "an and any are as at be but by can do for has if in is it its no nor not of on or so the "
+    "to was we yes".split()
+)
+
+
+def _tex(s: str, depth: int = 0) -> str:
+    if depth > MAX_NESTING:
+        raise _NotMath
+    out: list[str] = []
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if c == "\\":
+            m = _TEX_COMMAND.match(s, i)
+            if not m:
+                raise _NotMath
+            name, i = m.group(1), m.end()
+            if name in _TEX_IGNORED:
+                j = _skip_spaces(s, i)
+                if name in ("left", "right") and s[j : j + 1] == ".":  # invisible delimiter
+                    i = j + 1
+            elif name in ("frac", "dfrac", "tfrac", "cfrac"):
+                num, i = _tex_arg(s, i)
+                den, i = _tex_arg(s, i)
+                out.append(f"(({_tex(num, depth + 1)})/({_tex(den, depth + 1)}))")
+            elif name == "sqrt":
+                j = _skip_spaces(s, i)
+                index = None
+                if s[j : j + 1] == "[":
+                    k = s.find("]", j)
+                    if k < 0:
+                        raise _NotMath
+                    index, i = s[j + 1 : k], k + 1
+                body, i = _tex_arg(s, i)
+                body = _tex(body, depth + 1)
+                out.append(f" sqrt({body})" if index is None
+                           else f"(({body})^(1/({_tex(index, depth + 1)})))")
+            elif name in _TEX_WRAPPERS:
+                body, i = _tex_arg(s, i)
+                out.append(f" {_tex(body, depth + 1)} ")
+            elif name in _FUNCTION_NAMES:
+                out.append(f" {name} ")
+            elif name in _TEX_SYMBOLS:
+                out.append(_TEX_SYMBOLS[name])
+            else:
+                raise _NotMath
+        elif c == "{":
+            j = _closing_brace(s, i)
+            out.append(f"({_tex(s[i + 1 : j], depth + 1)})")
+            i = j + 1
+        elif c == "}":
+            raise _NotMath
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _skip_spaces(s: str, i: int) -> int:
+    while i < len(s) and s[i].isspace():
+        i += 1
+    return i
+
+
+def _closing_brace(s: str, i: int) -> int:
+    """Index of the `}` closing the `{` at `i` (escaped braces are not grouping)."""
+    depth, k = 0, i
+    while k < len(s):
+        c = s[k]
+        if c == "\\":
+            k += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return k
+        k += 1
+    raise _NotMath
+
+
+def _tex_arg(s: str, i: int) -> tuple[str, int]:
+    """One argument of a LaTeX command: a `{group}`, a command such as `\\pi`, or one character
+    (`\\frac12`, `\\sqrt3`)."""
+    i = _skip_spaces(s, i)
+    if i >= len(s):
+        raise _NotMath
+    if s[i] == "{":
+        j = _closing_brace(s, i)
+        return s[i + 1 : j], j + 1
+    if s[i] == "\\":
+        m = _TEX_COMMAND.match(s, i)
+        return m.group(0), m.end()
+    if s[i] in "}^_":
+        raise _NotMath
+    return s[i], i + 1
+
+
+_MATH_TOKEN = re.compile(
+    r"\s*(?:(\d+(?:\.\d+)?|\.\d+)|([A-Za-z]+)|(\*\*|<=|>=|!=|[-+*/^()\[\],=<>≤≥≠∈∪±∓⦃⦄√]))"
+)
+_OP_ALIASES = {"**": "^", "<=": "≤", ">=": "≥", "!=": "≠"}
+
+
+def _tokens(plain: str) -> list[tuple[str, str]]:
+    """("num", "12.5") / ("name", "x") / ("op", "+") tokens; anything else is not math."""
+    out: list[tuple[str, str]] = []
+    pos, n = 0, len(plain.rstrip())
+    while pos < n:
+        m = _MATH_TOKEN.match(plain, pos)
+        if not m or len(out) >= MAX_MATH_TOKENS:
+            raise _NotMath
+        pos = m.end()
+        if m.group(1):
+            out.append(("num", m.group(1)))
+        elif m.group(2):
+            out.append(("name", m.group(2)))
+        else:
+            out.append(("op", _OP_ALIASES.get(m.group(3), m.group(3))))
+    return out
+
+
+def _plain(text: str) -> str:
+    """The LaTeX of a prepared answer in plain syntax; _NotMath if it is not math we read."""
+    if len(text) > MAX_MATH_CHARS or "\n" in text.strip():  # several lines: several answers
+        raise _NotMath
+    return _tex(text)
+
+
+# -- values: exact Fractions while the arithmetic is rational, sympy beyond
+
+
+_sympy_module = None
+
+
+def _sp():
+    # imported on first use: sympy takes a while to import and most answers never need it
+    global _sympy_module
+    if _sympy_module is None:
+        import sympy
+
+        _sympy_module = sympy
+    return _sympy_module
+
+
+def _sym(v):
+    return _sp().Rational(v.numerator, v.denominator) if type(v) is Fraction else v
+
+
+def _bounded(f: Fraction) -> Fraction:
+    if f.numerator.bit_length() > MAX_INT_BITS or f.denominator.bit_length() > MAX_INT_BITS:
+        raise _NotMath
+    return f
+
+
+def _add(a, b):
+    if type(a) is Fraction and type(b) is Fraction:
+        return _bounded(a + b)
+    return _sym(a) + _sym(b)
+
+
+def _mul(a, b):
+    if type(a) is Fraction and type(b) is Fraction:
+        return _bounded(a * b)
+    return _sized(_sym(a) * _sym(b))
+
+
+def _div(a, b):
+    if type(b) is Fraction and b == 0:
+        raise _NotMath
+    if type(a) is Fraction and type(b) is Fraction:
+        return _bounded(a / b)
+    denominator = _sym(b)
+    if denominator.is_zero:
+        raise _NotMath
+    return _sym(a) / denominator
+
+
+def _pow(base, exponent):
+    if type(base) is Fraction and type(exponent) is Fraction and exponent.denominator == 1:
+        n = exponent.numerator
+        bits = max(base.numerator.bit_length(), base.denominator.bit_length())
+        if (base == 0 and n < 0) or (bits > 1 and (bits - 1) * abs(n) > MAX_INT_BITS):
+            raise _NotMath  # 9^{9^9} is never formed
+        return _bounded(base**n)
+    if type(exponent) is Fraction:
+        limit = MAX_INTEGER_EXPONENT if exponent.denominator == 1 else MAX_EXPONENT
+        if abs(exponent) > limit or exponent.denominator > MAX_EXPONENT:
+            raise _NotMath
+    elif exponent.free_symbols:
+        if _explosive(exponent) or (not isinstance(base, Fraction) and _explosive(base)):
+            raise _NotMath  # x^{x^x}, e^{e^x}: numbers too large to evaluate at sample points
+    elif not _magnitude(exponent) <= MAX_EXPONENT:
+        raise _NotMath
+    if type(base) is Fraction and max(base.numerator.bit_length(), base.denominator.bit_length()) > MAX_ROOT_BITS:
+        raise _NotMath
+    return _sized(_sym(base) ** _sym(exponent))
+
+
+def _magnitude(value) -> float:
+    return abs(float(value)) if type(value) is Fraction else abs(complex(value.evalf(15)))
+
+
+def _explosive(value) -> bool:
+    """Whether a sympy value grows exponentially in its variables (`e^x`, `2^x`, `\\cosh x`)."""
+    sp = _sp()
+    return any(f.args[0].free_symbols for f in value.atoms(sp.exp, sp.sinh, sp.cosh)) or any(
+        p.exp.free_symbols for p in value.atoms(sp.Pow)
+    )
+
+
+def _sized(value):
+    """A sympy result, unless sympy formed an integer beyond MAX_INT_BITS ((10^{1000} x)^{64})."""
+    sp = _sp()
+    for r in value.atoms(sp.Rational):
+        if max(abs(r.p).bit_length(), r.q.bit_length()) > MAX_INT_BITS:
+            raise _NotMath
+    return value
+
+
+_GROWING_FUNCTIONS = frozenset({"exp", "sinh", "cosh"})
+
+
+def _function(name: str, arg):
+    if name == "sqrt":
+        return _pow(arg, Fraction(1, 2))
+    # a function of a huge number, or of something exponential in a variable, could take
+    # mpmath unbounded time to evaluate (sin(e^{x^{64}}) needs pi to 10^24 bits)
+    if type(arg) is Fraction or not arg.free_symbols:
+        if not _magnitude(arg) <= (MAX_EXPONENT if name in _GROWING_FUNCTIONS else MAX_FUNCTION_ARGUMENT):
+            raise _NotMath
+    elif _explosive(arg):
+        raise _NotMath
+    sp = _sp()
+    fn = {
+        "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "cot": sp.cot, "sec": sp.sec, "csc": sp.csc,
+        "arcsin": sp.asin, "arccos": sp.acos, "arctan": sp.atan, "sinh": sp.sinh,
+        "cosh": sp.cosh, "tanh": sp.tanh, "ln": sp.log, "log": sp.log, "exp": sp.exp,
+    }[name]
+    return _sized(fn(_sym(arg)))
+
+
+def _letters(name: str):
+    """`x` -> x, `xy` -> x*y; `i` is the imaginary unit and `e` Euler's number. Longer runs and
+    short English words are text, not products of variables."""
+    if len(name) > 3 or name.lower() in _WORDS:
+        raise _NotMath
+    sp = _sp()
+    value = Fraction(1)
+    for ch in name:
+        value = _mul(value, sp.I if ch == "i" else sp.E if ch == "e" else sp.Symbol(ch))
+    return value
+
+
+class _ExpressionParser:
+    """sum := product (+|- product)*;  product := signed ((*|/) signed | implicit power)*;
+    signed := (+|-) signed | power;  power := atom (^ signed)?;  atom := number | name |
+    function atom | ( sum ) | [ sum ] | √ atom. `2x`, `2(x+1)` and `x\\sqrt{2}` multiply;
+    a number after another term (`2 3`, `x2`) is not math."""
+
+    def __init__(self, tokens: list[tuple[str, str]]):
+        self.tokens, self.i, self.depth = tokens, 0, 0
+
+    def peek(self) -> tuple[str | None, str | None]:
+        return self.tokens[self.i] if self.i < len(self.tokens) else (None, None)
+
+    def parse(self):
+        value = self.sum()
+        if self.i != len(self.tokens):
+            raise _NotMath
         return value
-    found = {_parse_number(tok) for tok in _NUMBER_TOKEN.findall(s[-MAX_ANSWER_CHARS:])}
-    found.discard(None)
-    values = list(found)
-    if len(values) == 1:
-        return values[0]
+
+    def sum(self):
+        value = self.product()
+        while True:
+            kind, op = self.peek()
+            if kind != "op" or op not in ("+", "-"):
+                return value
+            self.i += 1
+            term = self.product()
+            value = _add(value, term if op == "+" else _mul(Fraction(-1), term))
+
+    def product(self):
+        value = self.signed()
+        while True:
+            kind, op = self.peek()
+            if kind == "op" and op in ("*", "/"):
+                self.i += 1
+                factor = self.signed()
+                value = _mul(value, factor) if op == "*" else _div(value, factor)
+            elif kind == "name" or (kind == "op" and op in ("(", "[", "√")):
+                value = _mul(value, self.power())
+            else:
+                return value
+
+    def signed(self):
+        kind, op = self.peek()
+        if kind == "op" and op in ("+", "-"):
+            self.i += 1
+            value = self.signed()
+            return value if op == "+" else _mul(Fraction(-1), value)
+        return self.power()
+
+    def power(self):
+        base = self.atom()
+        if self.peek() == ("op", "^"):
+            self.i += 1
+            return _pow(base, self.signed())
+        return base
+
+    def atom(self):
+        kind, text = self.peek()
+        self.i += 1
+        if kind == "num":
+            return Fraction(text)
+        if kind == "op" and text in ("(", "["):
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise _NotMath
+            value = self.sum()
+            if self.peek() != ("op", ")" if text == "(" else "]"):
+                raise _NotMath
+            self.i += 1
+            self.depth -= 1
+            return value
+        if kind == "op" and text == "√":
+            return _function("sqrt", self.atom())
+        if kind == "name":
+            if text in _FUNCTION_NAMES:
+                nk, nt = self.peek()
+                return _function(text, self.atom() if nk == "op" and nt in ("(", "[") else self.power())
+            if text in _CONSTANT_NAMES:
+                return _sp().pi if text == "pi" else _sp().oo
+            return _letters(text)
+        raise _NotMath
+
+
+def _expression(tokens: list[tuple[str, str]]):
+    """Fraction or sympy value of an expression; _NotMath if it is not one we read."""
+    if not tokens:
+        raise _NotMath
+    value = _ExpressionParser(tokens).parse()
+    if type(value) is not Fraction:
+        sp = _sp()
+        if value.has(sp.zoo, sp.nan) or len(value.free_symbols) > MAX_SYMBOLS:
+            raise _NotMath
+    return value
+
+
+# -- structures: ("expr", value) | ("rel", ops, operands) | ("seq", brackets, items)
+#    | ("list", items) (unordered: solutions, sets, ±) | ("union", items) (unordered)
+
+_RELATIONS = frozenset("=≤≥<>≠∈")
+_FLIPPED = {"=": "=", "≠": "≠", "<": ">", ">": "<", "≤": "≥", "≥": "≤"}
+_OPENERS, _CLOSERS = frozenset("([⦃"), frozenset(")]⦄")
+
+
+def _split_top(tokens, separators) -> tuple[list[list], list[str]]:
+    """Tokens split at separators outside brackets, and the separators met."""
+    parts: list[list] = [[]]
+    found: list[str] = []
+    depth = 0
+    for tok in tokens:
+        kind, text = tok
+        if kind == "op":
+            if text in _OPENERS:
+                depth += 1
+            elif text in _CLOSERS:
+                depth -= 1
+                if depth < 0:
+                    raise _NotMath
+            elif depth == 0 and text in separators:
+                parts.append([])
+                found.append(text)
+                continue
+        parts[-1].append(tok)
+    if depth:
+        raise _NotMath
+    return parts, found
+
+
+def _bracketed(tokens) -> tuple[str, list] | None:
+    """(`"[)"`, inner tokens) when one bracket pair encloses all the tokens."""
+    if len(tokens) < 2 or tokens[0][0] != "op" or tokens[-1][0] != "op":
+        return None
+    opener, closer = tokens[0][1], tokens[-1][1]
+    if opener not in _OPENERS or closer not in _CLOSERS or (opener == "⦃") != (closer == "⦄"):
+        return None
+    depth = 0
+    for k, (kind, text) in enumerate(tokens):
+        if kind == "op" and text in _OPENERS:
+            depth += 1
+        elif kind == "op" and text in _CLOSERS:
+            depth -= 1
+            if depth == 0 and k != len(tokens) - 1:
+                return None
+    return opener + closer, tokens[1:-1]
+
+
+def _unordered(items: list) -> tuple:
+    flat: list = []
+    for item in items:
+        flat.extend(item[1] if item[0] == "list" else [item])
+    if len(flat) > MAX_ITEMS:
+        raise _NotMath
+    return flat[0] if len(flat) == 1 else ("list", tuple(flat))
+
+
+def _structure(tokens, depth: int = 0) -> tuple:
+    if not tokens or depth > MAX_NESTING:
+        raise _NotMath
+    parts, _ = _split_top(tokens, {","})
+    if len(parts) > 1:  # "1, -2": a list of solutions
+        return _unordered([_structure(p, depth + 1) for p in parts])
+    parts, _ = _split_top(tokens, {"∪"})
+    if len(parts) > 1:
+        if len(parts) > MAX_ITEMS:
+            raise _NotMath
+        return ("union", tuple(_structure(p, depth + 1) for p in parts))
+    signs = [k for k, tok in enumerate(tokens) if tok in (("op", "±"), ("op", "∓"))]
+    if signs:  # y = ±√3 x is the two equations y = √3 x and y = -√3 x (all ± signs agree)
+        if len(signs) > MAX_PLUS_MINUS:
+            raise _NotMath
+        variants = []
+        for sign, other in (("+", "-"), ("-", "+")):
+            toks = list(tokens)
+            for k in signs:
+                toks[k] = ("op", sign if tokens[k][1] == "±" else other)
+            variants.append(_structure(toks, depth + 1))
+        return _unordered(variants)
+    parts, ops = _split_top(tokens, _RELATIONS)
+    if len(parts) > 1:
+        return ("rel", tuple(ops), tuple(_structure(p, depth + 1) for p in parts))
+    group = _bracketed(tokens)
+    if group is not None:
+        brackets, inner = group
+        if brackets == "⦃⦄":
+            if not inner:
+                return ("list", ())
+            items, _ = _split_top(inner, {","})
+            return _unordered([_structure(p, depth + 1) for p in items])
+        items, _ = _split_top(inner, {","})
+        if len(items) > 1:  # a tuple or an interval: ordered, brackets matter
+            if len(items) > MAX_ITEMS:
+                raise _NotMath
+            return ("seq", brackets, tuple(_structure(p, depth + 1) for p in items))
+    return ("expr", _expression(tokens))
+
+
+def _math_of(text: str) -> tuple | None:
+    """The structure of an answer or gold, or None when it is not math this parser reads."""
+    try:
+        s = _prep(text)
+        return _structure(_tokens(_plain(s))) if s else None
+    except _NotMath:
+        return None
+    except Exception:  # sympy raises many types on values it cannot handle: not math we read
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _gold_math(gold: str) -> tuple | None:
+    return _math_of(gold)
+
+
+# -- equivalence
+
+# Points at which expressions in variables are compared: distinct irrational-looking values per
+# variable, so two different expressions agreeing at all three points would take a contrivance.
+_SAMPLE_POINTS = (
+    ("0.5772156649", "1.3247179572", "0.4142135624", "1.7320508076", "0.6931471806", "2.2360679775"),
+    ("1.6180339887", "0.3183098862", "2.7182818285", "0.8862269255", "1.2599210499", "0.5403023059"),
+    ("2.4142135624", "0.7071067812", "1.4426950409", "0.3678794412", "1.9021130326", "0.9189385332"),
+)
+_RELATIVE_TOLERANCE = 1e-10
+
+
+def _same_value(a, b) -> bool:
+    if type(a) is Fraction and type(b) is Fraction:
+        return a == b
+    sp = _sp()
+    x, y = _sym(a), _sym(b)
+    if x == y:
+        return True
+    if x.free_symbols != y.free_symbols or x.has(sp.oo, -sp.oo) or y.has(sp.oo, -sp.oo):
+        return False  # infinities are equal only when they are the same infinity
+    difference = x - y
+    if difference == 0:
+        return True
+    symbols = sorted(x.free_symbols, key=str)
+    for row in _SAMPLE_POINTS:
+        point = {s: sp.Float(v, 30) for s, v in zip(symbols, row)}
+        d = complex(difference.evalf(30, subs=point))
+        scale = complex(x.evalf(30, subs=point))
+        if not (cmath.isfinite(d) and cmath.isfinite(scale)):
+            return False
+        if abs(d) > _RELATIVE_TOLERANCE * max(1.0, abs(scale)):
+            return False
+    return True
+
+
+def _bound_value(rel: tuple) -> tuple | None:
+    """`R` from `x = R` or `x ∈ R` with a lone variable on the left."""
+    _, ops, operands = rel
+    if len(ops) != 1 or ops[0] not in ("=", "∈"):
+        return None
+    lhs, rhs = operands
+    if lhs[0] == "expr" and type(lhs[1]) is not Fraction and lhs[1].is_Symbol:
+        return rhs
     return None
 
 
+def _same_math(a: tuple, g: tuple) -> bool:
+    if a[0] == g[0] == "expr":
+        return _same_value(a[1], g[1])
+    if a[0] == g[0] == "seq":
+        return a[1] == g[1] and len(a[2]) == len(g[2]) and all(map(_same_math, a[2], g[2]))
+    if a[0] == g[0] and a[0] in ("list", "union"):
+        return _matched(a[1], g[1])
+    if a[0] == g[0] == "rel":
+        if a[1] == g[1] and all(map(_same_math, a[2], g[2])):
+            return True
+        flipped = tuple(_FLIPPED.get(op, "") for op in reversed(g[1]))
+        return a[1] == flipped and all(map(_same_math, a[2], reversed(g[2])))
+    # "x = 5" against "5", "x ∈ [0, 1]" against "[0, 1]"
+    if a[0] == "rel" and g[0] != "rel":
+        value = _bound_value(a)
+        return value is not None and _same_math(value, g)
+    if g[0] == "rel" and a[0] != "rel":
+        value = _bound_value(g)
+        return value is not None and _same_math(a, value)
+    return False
+
+
+def _matched(answers: tuple, golds: tuple) -> bool:
+    """Whether the items pair off one to one (order free)."""
+    if len(answers) != len(golds):
+        return False
+    unused = list(answers)
+    for g in golds:
+        k = next((k for k, a in enumerate(unused) if _same_math(a, g)), None)
+        if k is None:
+            return False
+        unused.pop(k)
+    return True
+
+
+# -- single numbers
+
+
+def _real_number(value) -> Fraction | float | None:
+    if type(value) is Fraction:
+        return value
+    sp = _sp()
+    if value.free_symbols or value.has(sp.oo, -sp.oo, sp.zoo, sp.nan):
+        return None
+    if value.is_Rational:
+        return Fraction(int(value.p), int(value.q))
+    c = complex(value.evalf(30))
+    if not cmath.isfinite(c) or abs(c.imag) > 1e-12 * max(1.0, abs(c)):
+        return None  # 1-5i is not a real number
+    return c.real
+
+
 def _parse_number(s: str) -> Fraction | float | None:
+    """The real number a prepared text is, as a whole (`1,000`, `3/4`, `\\frac{\\pi}{2}`)."""
     s = s.strip()
-    if not s or len(s) > MAX_SYMPY_CHARS * 4:
+    if not s:
         return None
     if _PLAIN_NUMBER.match(s) and any(c.isdigit() for c in s):
         return Fraction(s.replace(",", ""))
@@ -514,90 +1143,90 @@ def _parse_number(s: str) -> Fraction | float | None:
     if m:
         den = Fraction(m.group(2))
         return Fraction(m.group(1)) / den if den else None
-    return _parse_expression(s)
+    try:
+        return _real_number(_expression(_tokens(_plain(s))))
+    except _NotMath:
+        return None
+    except Exception:  # sympy raises many types on values it cannot handle
+        return None
 
 
-def _parse_expression(s: str) -> Fraction | float | None:
-    """Small LaTeX or plain arithmetic (`\\frac{1}{2}`, `2\\sqrt{2}`, `3^2`, `\\pi/2`) through
-    sympy, only when it is short and made of numbers, operators, sqrt and pi."""
-    expr = s
-    for _ in range(4):
-        expr2 = _LATEX_FRAC.sub(r"((\1)/(\2))", expr)
-        expr2 = _LATEX_SQRT.sub(r"sqrt(\1)", expr2)
-        if expr2 == expr:
+def _with_units(s: str) -> Fraction | float | None:
+    m = _WITH_UNITS.fullmatch(s)
+    if not m or set(re.findall(r"[A-Za-z]+", m.group(2))) & (_FUNCTION_NAMES | _CONSTANT_NAMES):
+        return None
+    return _parse_number(m.group(1))
+
+
+@functools.lru_cache(maxsize=4096)
+def _gold_number(gold: str) -> Fraction | float | None:
+    """The value of a gold that is exactly one real number (`x = 5` and `10 cm` included)."""
+    s = gold.strip()
+    if _PLAIN_NUMBER.match(s) and any(c.isdigit() for c in s):
+        return Fraction(s.replace(",", ""))
+    s = _ASSIGNMENT.sub("", _prep(gold), count=1)
+    value = _parse_number(s)
+    return value if value is not None else _with_units(s)
+
+
+def _number_of(text: str) -> Fraction | float | None:
+    """The single real number an answer states, or None (none, several, or not a real number).
+    The answer may be the number (`\\frac{1}{2}`, `x = 42`, `42 apples`) or a short sentence
+    whose only number it is and that has no other mathematics in it (`It is 42.`)."""
+    s = text.strip()
+    if _PLAIN_NUMBER.match(s) and any(c.isdigit() for c in s):
+        return Fraction(s.replace(",", ""))
+    boxes = _boxed_contents(s)
+    if len({b.strip() for b in boxes}) > 1:
+        return None  # \boxed{1} ... \boxed{2}: two answers
+    if boxes:
+        s = boxes[0]
+    elif "$" in s and len(s) <= MAX_MATH_CHARS:
+        segments = _DOLLAR_MATH.findall(s)
+        outside = _DOLLAR_MATH.sub(" ", s)
+        if segments and not re.search(r"\d", outside):  # "It is $\frac{1}{2}$ of the cake."
+            values = {_number_of(seg) for seg in segments[:8]}
+            return values.pop() if len(values) == 1 else None
+    s = _prep(s)
+    value = _parse_number(s)
+    if value is not None:
+        return value
+    if "=" in s:  # "x = 42", "2 + 2 = 4": the value after the last "=", if it is one value
+        head, s = s.rsplit("=", 1)
+        if _LIST_MARK.search(head):
+            return None  # "x = 2, y = 3"
+        s = s.strip()
+        value = _parse_number(s)
+        if value is not None:
+            return value
+    value = _with_units(s)
+    if value is not None:
+        return value
+    s = s[-MAX_ANSWER_CHARS:]
+    found = {_parse_number(tok) for tok in _NUMBER_TOKEN.findall(s)}
+    found.discard(None)
+    prose = _HYPHEN.sub(" ", _NUMBER_TOKEN.sub(" ", s))
+    if len(found) != 1 or _MATH_MARK.search(prose):
+        return None  # "42 or 43", "1-5i", "±2": not one lone number
+    return found.pop()
+
+
+def _boxed_contents(text: str) -> list[str]:
+    """Contents of every `\\boxed{...}` / `\\fbox{...}` (balanced braces), at most 9."""
+    out: list[str] = []
+    pos = 0
+    while len(out) < 9:
+        i = min((k for k in (text.find("\\boxed{", pos), text.find("\\fbox{", pos)) if k >= 0), default=-1)
+        if i < 0:
             break
-        expr = expr2
-    expr = (
-        expr.replace("\\cdot", "*").replace("\\times", "*").replace("\\pi", "pi")
-        .replace("^", "**").replace("{", "(").replace("}", ")")
-    )
-    if len(expr) > MAX_SYMPY_CHARS or not any(c.isdigit() for c in expr) or "\\" in expr:
-        return None
-    if not _SAFE_EXPR.match(expr):
-        return None
-    # no huge powers: 9**9**9 would never finish
-    for m in re.finditer(r"\*\*\s*\(?\s*([^()\s*]+)", expr):
+        j = text.index("{", i)
         try:
-            if abs(float(m.group(1))) > 64:
-                return None
-        except ValueError:
-            return None
-    if expr.count("**") > 2:
-        return None
-    if "sqrt" not in expr and "pi" not in expr and "**" not in expr:
-        return _rational(expr)  # plain arithmetic: exact, and far cheaper than sympy
-    # imported here: sympy takes a while to import and most answers never need it
-    from sympy.parsing.sympy_parser import (
-        implicit_multiplication_application,
-        parse_expr,
-        standard_transformations,
-    )
-
-    try:
-        value = parse_expr(
-            expr,
-            local_dict={},
-            transformations=standard_transformations + (implicit_multiplication_application,),
-            evaluate=True,
-        )
-    except Exception:  # sympy raises many types on malformed input
-        return None
-    if not getattr(value, "is_number", False):
-        return None
-    if value.is_Rational:
-        return Fraction(int(value.p), int(value.q))
-    try:
-        f = float(value.evalf(30))
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
-
-
-_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-               ast.Div: operator.truediv}
-
-
-def _rational(expr: str) -> Fraction | None:
-    """Exact value of + - * / arithmetic on decimal numbers, or None."""
-    try:
-        tree = ast.parse(expr.strip(), mode="eval").body
-    except (SyntaxError, ValueError):
-        return None
-
-    def value(node: ast.AST) -> Fraction:
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return Fraction(str(node.value))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
-            v = value(node.operand)
-            return -v if isinstance(node.op, ast.USub) else v
-        if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-            return _ARITHMETIC[type(node.op)](value(node.left), value(node.right))
-        raise ValueError("not plain arithmetic")
-
-    try:
-        return value(tree)
-    except (ValueError, ZeroDivisionError, RecursionError):
-        return None
+            k = _closing_brace(text, j)
+        except _NotMath:
+            break
+        out.append(text[j + 1 : k])
+        pos = k + 1
+    return out
 
 
 def _same_number(a: Fraction | float, b: Fraction | float) -> bool:
@@ -606,12 +1235,66 @@ def _same_number(a: Fraction | float, b: Fraction | float) -> bool:
     return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
 
 
+# -- the rule
+
+
+def _blanks(text: str) -> list[str]:
+    """`a; b` -> [`a`, `b`]: blanks split at `;` outside brackets and braces."""
+    parts, depth, start = [], 0, 0
+    s = text.replace("；", ";")
+    for k, c in enumerate(s):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == ";" and depth == 0:
+            parts.append(s[start:k])
+            start = k + 1
+    parts.append(s[start:])
+    parts = [p.strip() for p in parts]
+    if len(parts) > 1 and not parts[-1]:
+        parts.pop()  # "a; b;"
+    return parts
+
+
+_TEXT_GOLD = re.compile(r"[^\W\d_]{2}")
+
+
+def _same_answer(answer: str, gold: str, choices: list[str]) -> bool:
+    g = _gold_number(gold)
+    if g is not None:
+        v = _number_of(answer)
+        return v is not None and _same_number(v, g)
+    structure = _gold_math(gold)
+    if structure is not None:
+        a = _math_of(answer)
+        try:
+            return a is not None and _same_math(a, structure)
+        except Exception:  # sympy raises many types on values it cannot compare: not equal
+            return False
+    cleaned = _HYPHEN.sub(" ", _clean(gold))
+    if _TEXT_GOLD.search(cleaned) and not _MATH_MARK.search(cleaned):
+        return _is_short(answer, gold, choices)  # a word answer: "parabola"
+    return _squashed_math(answer) == _squashed_math(gold)
+
+
+def _squashed_math(text: str) -> str:
+    s = _prep(text)
+    try:
+        s = _plain(s)
+    except _NotMath:
+        pass
+    return "".join(s.split())
+
+
 def _is_number(extracted: str, gold: str, choices: list[str]) -> bool:
-    g = _number_of(gold)
-    if g is None:
-        return _is_short(extracted, gold, choices)
-    v = _number_of(extracted)
-    return v is not None and _same_number(v, g)
+    golds = _blanks(gold)
+    if len(golds) == 1:
+        return _same_answer(extracted, gold, choices)
+    answers = _blanks(extracted)  # several blanks: the same number of answers, in order
+    return len(answers) == len(golds) and all(
+        _same_answer(a, g, choices) for a, g in zip(answers, golds)
+    )
 
 
 _RULES = {

@@ -213,6 +213,158 @@ def test_number(answer, gold, correct):
     assert is_correct(answer, gold, "number") is correct
 
 
+# ------------------------------------------------------------------ math answers (number rule)
+
+AIME_GOLDS = ["0", "7", "70", "204", "999"]
+
+
+@pytest.mark.parametrize("gold", AIME_GOLDS)
+def test_aime_integer_golds(gold):
+    n = int(gold)
+    for answer in (gold, f"0{gold}", f"\\boxed{{{gold}}}", f"${gold}$", f"{gold}.0", f"The answer is {gold}.",
+                   f"x = {gold}", f"{gold} ways", f"\\text{{{gold}}}", f"\\frac{{{2 * n}}}{{2}}"):
+        assert is_correct(answer, gold, "number"), answer
+        assert outcome_reward(tagged(answer), gold, "number") == 1.0, answer
+    wrong = (str(n + 1), f"-{n + 1}", f"{gold} or {n + 1}", f"{n + 1}, {gold}", f"{gold}+1", f"{gold}1",
+             f"\\boxed{{{gold}}} \\boxed{{{n + 1}}}", f"x = {n + 1}, y = {gold}", f"\\pm {gold}" if n else "\\pm 1",
+             f"{gold}-i", f"{gold} < x", "forty-two")
+    for answer in wrong:
+        assert not is_correct(answer, gold, "number"), answer
+        assert outcome_reward(tagged(answer), gold, "number") == 0.0, answer
+
+
+# Defects found on real AGIEval cloze golds (data/v1/math.jsonl and gaokao-mathcloze.jsonl).
+AGIEVAL_CASES = [
+    # a complex number: the lone real token is not the value
+    ("1", "1-5\\mathrm{i}", False), ("1-5", "1-5\\mathrm{i}", False), ("1+5i", "1-5\\mathrm{i}", False),
+    ("1-5i", "1-5\\mathrm{i}", True), ("1 - 5 \\mathrm{i}", "1-5\\mathrm{i}", True),
+    ("-5i+1", "1-5\\mathrm{i}", True), ("\\frac{2-10i}{2}", "1-5\\mathrm{i}", True),
+    # an equation with ±: the pair of lines y = √3x and y = -√3x
+    ("3", "y=\\pm\\sqrt{3}x", False), ("\\sqrt{3}", "y=\\pm\\sqrt{3}x", False),
+    ("y=\\sqrt{3}x", "y=\\pm\\sqrt{3}x", False), ("y=\\pm\\sqrt{2}x", "y=\\pm\\sqrt{3}x", False),
+    ("x=\\pm\\sqrt{3}y", "y=\\pm\\sqrt{3}x", False),
+    ("y=\\pm\\sqrt{3}x", "y=\\pm\\sqrt{3}x", True), ("y = \\pm \\sqrt3 x", "y=\\pm\\sqrt{3}x", True),
+    ("$y=\\pm\\sqrt{3} x$", "y=\\pm\\sqrt{3}x", True), ("y=±√3x", "y=\\pm\\sqrt{3}x", True),
+    ("y=\\sqrt{3}x, y=-\\sqrt{3}x", "y=\\pm\\sqrt{3}x", True), ("\\pm\\sqrt{3}x=y", "y=\\pm\\sqrt{3}x", True),
+    ("y=\\pm\\frac{3}{\\sqrt{3}}x", "y=\\pm\\sqrt{3}x", True),
+    # a polynomial: signs matter
+    ("x^7+2x^5-x^2", "-x^7-2x^5+x^2", False), ("-x^7-2x^5+x^3", "-x^7-2x^5+x^2", False),
+    ("x^2-x^7-2x^5", "-x^7-2x^5+x^2", True), ("-x^2(x^5+2x^3-1)", "-x^7-2x^5+x^2", True),
+    ("- x^{7} - 2 x^{5} + x^{2}", "-x^7-2x^5+x^2", True),
+    # intervals: element by element, brackets included
+    ("[0, 343/27]", "\\left[0,\\frac{343}{27}\\right]", True),
+    ("\\left[ 0, \\dfrac{343}{27} \\right]", "\\left[0,\\frac{343}{27}\\right]", True),
+    ("(0, 343/27]", "\\left[0,\\frac{343}{27}\\right]", False),
+    ("[0, 12.7]", "\\left[0,\\frac{343}{27}\\right]", False),
+    ("[343/27, 0]", "\\left[0,\\frac{343}{27}\\right]", False),
+    ("[0, 343/27], [1, 2]", "\\left[0,\\frac{343}{27}\\right]", False),
+    ("x \\in [0, \\frac{343}{27}]", "\\left[0,\\frac{343}{27}\\right]", True),
+    ("(-1/4, +\\infty)", "\\left(-\\frac{1}{4},+\\infty\\right)", True),
+    ("(-0.25, ∞)", "\\left(-\\frac{1}{4},+\\infty\\right)", True),
+    ("\\left(-\\frac14, \\infty\\right)", "\\left(-\\frac{1}{4},+\\infty\\right)", True),
+    ("(-1/4, -\\infty)", "\\left(-\\frac{1}{4},+\\infty\\right)", False),
+    ("[-1/4, +\\infty)", "\\left(-\\frac{1}{4},+\\infty\\right)", False),
+    ("(1/4, +\\infty)", "\\left(-\\frac{1}{4},+\\infty\\right)", False),
+    ("-1/4", "\\left(-\\frac{1}{4},+\\infty\\right)", False),
+    # numbers and a word
+    ("\\frac{3}{200}", "0.015", True), ("1.5\\%", "0.015", False), ("-1", "-1", True), ("1", "-1", False),
+    ("parabola", "parabola", True), ("\\text{parabola}", "\\text{parabola}", True),
+    ("A parabola.", "\\text{parabola}", True), ("hyperbola", "\\text{parabola}", False),
+]
+
+
+@pytest.mark.parametrize("answer, gold, correct", AGIEVAL_CASES)
+def test_agieval_cloze_golds(answer, gold, correct):
+    assert is_correct(answer, gold, "number") is correct
+
+
+@pytest.mark.parametrize(
+    "answer, correct",
+    [
+        ("\\frac{2\\sqrt{5}}{5};\\frac{\\sqrt{5}}{5}", True),
+        ("\\frac{2}{\\sqrt5}; \\frac{1}{\\sqrt5}", True),
+        ("\\boxed{\\frac{2\\sqrt{5}}{5}}; \\boxed{\\frac{\\sqrt{5}}{5}}", True),
+        ("\\frac{2\\sqrt{5}}{5}；\\frac{\\sqrt{5}}{5}", True),  # full-width semicolon
+        ("\\frac{2\\sqrt{5}}{5};\\frac{\\sqrt{5}}{5};", True),
+        ("\\frac{\\sqrt{5}}{5};\\frac{2\\sqrt{5}}{5}", False),  # blanks are ordered
+        ("\\frac{2\\sqrt{5}}{5}", False), ("\\frac{2\\sqrt{5}}{5}, \\frac{\\sqrt{5}}{5}", False),
+        ("\\frac{2\\sqrt{5}}{5};\\frac{\\sqrt{5}}{5};1", False), ("0.894; 0.447", False),
+    ],
+)
+def test_blanks_are_compared_one_by_one(answer, correct):
+    assert is_correct(answer, "\\frac{2\\sqrt{5}}{5};\\frac{\\sqrt{5}}{5}", "number") is correct
+
+
+def test_blanks_mix_numbers_expressions_and_words():
+    gold = "3;(1,2);x^2+1;parabola"
+    assert is_correct("3; (1, 2); 1+x^2; \\text{parabola}", gold, "number")
+    assert not is_correct("3; (2, 1); 1+x^2; parabola", gold, "number")
+    assert not is_correct("3; (1, 2); x^2-1; parabola", gold, "number")
+    assert not is_correct("3; (1, 2); x^2+1; hyperbola", gold, "number")
+
+
+@pytest.mark.parametrize(
+    "answer, gold, correct",
+    [
+        ("(1, 2)", "(1,2)", True), ("(2, 1)", "(1,2)", False), ("[1, 2]", "(1,2)", False),
+        ("(1, 2, 3)", "(1,2)", False), ("\\left(\\frac{1}{2}, -3\\right)", "(0.5,-3)", True),
+        ("2, -3", "-3, 2", True), ("x = 2, x = -3", "-3, 2", True), ("2", "-3, 2", False),
+        ("2, -3, 5", "-3, 2", False), ("\\pm 2", "2, -2", True), ("\\{-2, 2\\}", "\\pm 2", True),
+        ("\\{1, 2\\}", "\\{2, 1\\}", True), ("\\{1\\}", "\\{1, 2\\}", False),
+        ("(3, \\infty) \\cup (-\\infty, -2)", "(-\\infty,-2)\\cup(3,\\infty)", True),
+        ("(-\\infty,-2)", "(-\\infty,-2)\\cup(3,\\infty)", False),
+        ("(-\\infty,-2]\\cup(3,\\infty)", "(-\\infty,-2)\\cup(3,\\infty)", False),
+        ("x \\ge 2", "x\\geq 2", True), ("2 \\le x", "x\\geq 2", True), ("x > 2", "x\\geq 2", False),
+        ("-1 < x \\le 3", "-1<x\\leq3", True), ("-1 < x < 3", "-1<x\\leq3", False),
+        ("2x + 1 = y", "y=2x+1", True), ("y = 2x - 1", "y=2x+1", False), ("2x+1", "y=2x+1", True),
+        ("\\frac{\\sqrt{2}}{2}", "\\frac{1}{\\sqrt{2}}", True), ("\\sqrt[3]{8}", "2", True),
+        ("e^{i\\pi}", "-1", True), ("2\\pi r", "2r\\pi", True), ("\\pi r^2", "2r\\pi", False),
+        ("\\frac{x+1}{x^2-1}", "\\frac{1}{x-1}", True), ("\\frac{x-1}{x^2-1}", "\\frac{1}{x-1}", False),
+        ("(a+b)^2", "a^2+2ab+b^2", True), ("(a-b)^2", "a^2+2ab+b^2", False), ("x", "y", False),
+        ("\\sin^2 x + \\cos^2 x", "1", False),  # \sin^2 is not read: an unreadable answer is wrong
+        ("10", "10\\text{ inches}", True), ("10 inches", "10\\text{ inches}", True), ("12", "10\\text{ inches}", False),
+        ("30", "30^\\circ", True), ("\\$18.90", "18.90", True), ("(C)", "\\text{(C)}", True), ("D", "\\text{(C)}", False),
+    ],
+)
+def test_math_structures(answer, gold, correct):
+    assert is_correct(answer, gold, "number") is correct
+
+
+def test_text_golds_are_cleaned_like_answers():
+    # the short rule removes the same LaTeX presentation from the gold as from the answer
+    assert is_correct("parabola", "\\text{parabola}", "short")
+    assert is_correct("\\text{parabola}", "\\text{parabola}", "short")
+    assert is_correct("$\\textbf{basket}$", "\\text{basket}", "short")
+    assert not is_correct("ellipse", "\\text{parabola}", "short")
+
+
+def test_several_math_answers_are_wrong():
+    assert not is_correct("x=3, x=4", "4", "number")
+    assert not is_correct("x = 4 or x = 5", "4", "number")
+    assert not is_correct("\\pm 4", "4", "number")
+    assert not is_correct("4\n5", "4", "number")
+    # two answer blocks differing only in a sign are two answers (normalize alone drops signs)
+    assert extract_answer(tagged("-42") + "<answer>42</answer>") == "-42\n42"
+    assert not score(tagged("x+1") + "<answer>x-1</answer>", "x+1", "number").correct
+    assert not score(tagged("x+1") + "<answer>x-1</answer>", "2x", "number").correct
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["9^{9^9}", "9^9^9^9", "2^{2^{2^{2^{2^{2}}}}}", "\\exp(\\exp(\\exp(100)))", "e^{e^{e^{x}}}",
+     "\\sin(e^{x^{64}})", "(x+y+z)^{64}", "((10^{1000}x)^{64})^{64}", "(" * 500 + "1" + ")" * 500,
+     "\\frac{" * 60 + "1}{2}" * 60, "\\sqrt{" * 80 + "2" + "}" * 80, "x" * 390, "x^" * 190 + "2",
+     "\\pm" * 100 + "1", ",".join(["x"] * 500), "1/0", "\\ln 0", "\\tan(\\pi/2)", "\\infty-\\infty",
+     "\\sqrt[100000]{2}", "10^{4000}", "(2^{4000})^{1/2}", "\\sin(10^{1000})", ";" * 1000],
+)
+def test_pathological_math_is_cheap_and_total(answer):
+    start = time.perf_counter()
+    for gold in ("1", "x^2+1", "y=\\pm\\sqrt{3}x", "[0,1]", "1-5i", "a;b", answer):
+        assert is_correct(answer, gold, "number") in (True, False)
+        assert is_correct(gold, answer, "number") in (True, False)
+    assert time.perf_counter() - start < 2.0
+
+
 def test_unknown_answer_type_is_a_caller_error():
     with pytest.raises(ValueError, match="answer_type"):
         is_correct("B", "B", "letter")
@@ -270,7 +422,9 @@ def test_enormous_outputs_are_cheap():
 PIECES = st.sampled_from(
     ["<think>", "</think>", "<answer>", "</answer>", "<ANSWER>", "\\boxed{", "}", "Answer:",
      "the answer is", "A", "B", "(C)", "yes", "no", "not", "knows about it", "basket", "box",
-     "42", "1/2", "\\frac{1}{2}", "\\sqrt{", "^", "9", "=", ",", " or ", "\n", " ", "$", "**"]
+     "42", "1/2", "\\frac{1}{2}", "\\sqrt{", "^", "9", "=", ",", " or ", "\n", " ", "$", "**",
+     "x", "i", "\\pm", "\\infty", "\\left(", "\\right]", "[", ")", ";", "-", "+", "\\mathrm{i}",
+     "\\text{", "\\cup", "\\{", "\\}", "e^{", "\\le"]
 )
 COMPLETIONS = st.one_of(
     st.text(max_size=300),
@@ -279,7 +433,10 @@ COMPLETIONS = st.one_of(
 GOLDS = st.sampled_from(
     [("B", "choice"), ("A", "choice"), ("yes", "yes_no"), ("no", "yes_no"), ("basket", "short"),
      ("knows about it", "knowledge"), ("does not know about it", "knowledge"), ("42", "number"),
-     ("1/2", "number"), ("\\sqrt{2}", "number")]
+     ("1/2", "number"), ("\\sqrt{2}", "number"), ("70", "number"), ("1-5\\mathrm{i}", "number"),
+     ("y=\\pm\\sqrt{3}x", "number"), ("\\left[0,\\frac{343}{27}\\right]", "number"),
+     ("-x^7-2x^5+x^2", "number"), ("\\frac{2\\sqrt{5}}{5};\\frac{\\sqrt{5}}{5}", "number"),
+     ("\\text{parabola}", "number")]
 )
 PROPS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -341,3 +498,18 @@ def test_normalisation_invariance(data):
     variant = _vary(data.draw, text, articles=articles)
     assert is_correct(variant, gold, answer_type, choices), variant
     assert outcome_reward(tagged(variant), gold, answer_type, choices) == 1.0, variant
+
+
+MATH_PAIRS = [(a, g) for a, g, ok in AGIEVAL_CASES if ok and "\\text" not in a + g and g != "parabola"]
+PRESENTATIONS = ["{}", "${}$", "\\({}\\)", "\\boxed{{{}}}", "$\\boxed{{{}}}$", " {} ", "{}.", "\\[{}\\]"]
+
+
+@PROPS
+@given(st.data())
+def test_math_presentation_invariance(data):
+    """Delimiters, a box, spacing and a full stop around a correct math answer keep it correct."""
+    answer, gold = data.draw(st.sampled_from(MATH_PAIRS))
+    spaced = answer.replace(",", data.draw(st.sampled_from([",", ", ", " , "])))
+    variant = data.draw(st.sampled_from(PRESENTATIONS)).format(spaced)
+    assert is_correct(variant, gold, "number"), variant
+    assert outcome_reward(tagged(variant), gold, "number") == 1.0, variant
