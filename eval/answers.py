@@ -7,7 +7,8 @@ answer is compared with the gold under the row's `answer_type`.
 Extraction (`extract_answer`):
 1. Everything up to the last `</think>` is reasoning and ignored.
 2. `<answer>...</answer>` blocks after it are the answer. Several blocks with different contents
-   are returned joined by newlines, so the comparison sees several answers and marks them wrong.
+   (normalised, signs kept: `-42` and `42` differ) are returned joined by newlines, so the
+   comparison sees several answers and marks them wrong.
 3. Fallback, only when no answer block exists and `fallback=True` (evaluation of models that do
    not use the tags; never used for RL outcome credit because that requires the format): within
    the last `FALLBACK_WINDOW` characters after the last `</think>`, the text of the last
@@ -762,7 +763,8 @@ def _pow(base, exponent):
             raise _NotMath  # x^{x^x}, e^{e^x}: numbers too large to evaluate at sample points
     elif not _magnitude(exponent) <= MAX_EXPONENT:
         raise _NotMath
-    if type(base) is Fraction and max(base.numerator.bit_length(), base.denominator.bit_length()) > MAX_ROOT_BITS:
+    if type(base) is Fraction and max(base.numerator.bit_length(),
+                                      base.denominator.bit_length()) > MAX_ROOT_BITS:
         raise _NotMath
     return _sized(_sym(base) ** _sym(exponent))
 
@@ -1216,9 +1218,10 @@ def _boxed_contents(text: str) -> list[str]:
     out: list[str] = []
     pos = 0
     while len(out) < 9:
-        i = min((k for k in (text.find("\\boxed{", pos), text.find("\\fbox{", pos)) if k >= 0), default=-1)
-        if i < 0:
+        starts = [k for k in (text.find("\\boxed{", pos), text.find("\\fbox{", pos)) if k >= 0]
+        if not starts:
             break
+        i = min(starts)
         j = text.index("{", i)
         try:
             k = _closing_brace(text, j)

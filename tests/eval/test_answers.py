@@ -226,7 +226,8 @@ def test_aime_integer_golds(gold):
         assert is_correct(answer, gold, "number"), answer
         assert outcome_reward(tagged(answer), gold, "number") == 1.0, answer
     wrong = (str(n + 1), f"-{n + 1}", f"{gold} or {n + 1}", f"{n + 1}, {gold}", f"{gold}+1", f"{gold}1",
-             f"\\boxed{{{gold}}} \\boxed{{{n + 1}}}", f"x = {n + 1}, y = {gold}", f"\\pm {gold}" if n else "\\pm 1",
+             f"\\boxed{{{gold}}} \\boxed{{{n + 1}}}", f"x = {n + 1}, y = {gold}",
+             f"\\pm {gold}" if n else "\\pm 1",
              f"{gold}-i", f"{gold} < x", "forty-two")
     for answer in wrong:
         assert not is_correct(answer, gold, "number"), answer
@@ -322,8 +323,9 @@ def test_blanks_mix_numbers_expressions_and_words():
         ("\\frac{x+1}{x^2-1}", "\\frac{1}{x-1}", True), ("\\frac{x-1}{x^2-1}", "\\frac{1}{x-1}", False),
         ("(a+b)^2", "a^2+2ab+b^2", True), ("(a-b)^2", "a^2+2ab+b^2", False), ("x", "y", False),
         ("\\sin^2 x + \\cos^2 x", "1", False),  # \sin^2 is not read: an unreadable answer is wrong
-        ("10", "10\\text{ inches}", True), ("10 inches", "10\\text{ inches}", True), ("12", "10\\text{ inches}", False),
-        ("30", "30^\\circ", True), ("\\$18.90", "18.90", True), ("(C)", "\\text{(C)}", True), ("D", "\\text{(C)}", False),
+        ("10", "10\\text{ inches}", True), ("10 inches", "10\\text{ inches}", True),
+        ("12", "10\\text{ inches}", False), ("30", "30^\\circ", True), ("\\$18.90", "18.90", True),
+        ("(C)", "\\text{(C)}", True), ("D", "\\text{(C)}", False),
     ],
 )
 def test_math_structures(answer, gold, correct):
