@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 CHECKPOINTS = ("base", "sft", "grpo")
+STAGE_ORDER = ("data", "compare", "export", "model", "sft", "grpo", "eval", "report")
 BREAKDOWNS = (("order", "order"), ("property", "property"), ("kind", "kind"),
               ("interesting", "interesting"), ("answer_type", "answer type"))
 
@@ -185,31 +186,37 @@ def build(out: Path) -> dict[str, Any]:
     rep = out / "report"
     rep.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {"stages": {}}
-    for stage in sorted((out / "stages").glob("*.json")):
-        summary["stages"][stage.stem] = json.loads(stage.read_text())["seconds"]
+    for stage in STAGE_ORDER:
+        path = out / "stages" / f"{stage}.json"
+        if path.exists():
+            summary["stages"][stage] = json.loads(path.read_text())["seconds"]
     stats_path = out / "data" / "exploretom" / "export_stats.json"
     data_stats = json.loads(stats_path.read_text()) if stats_path.exists() else {}
 
     per_ckpt = {c: samples(out, c) for c in CHECKPOINTS if (out / "eval" / c).exists()}
     if not per_ckpt:
         raise ReportError(f"{out / 'eval'}: no evaluation results")
-    ids = sorted(set.intersection(*(set(s) for s in per_ckpt.values())))
-    acc, breakdown = {}, {label: {} for _, label in BREAKDOWNS}
+    # The random base model is scored on a sample only; the trained checkpoints on everything.
+    trained = [c for c in ("sft", "grpo") if c in per_ckpt] or list(per_ckpt)
+    ids = sorted(set.intersection(*(set(per_ckpt[c]) for c in trained)))
+    acc, breakdown, n_of = {}, {label: {} for _, label in BREAKDOWNS}, {}
     for ckpt, rows in per_ckpt.items():
-        correct = [bool(rows[i]["correct"]) for i in ids]
-        k = sum(correct)
-        acc[ckpt] = (k / len(ids), *wilson(k, len(ids)))
+        own = ids if ckpt in trained else sorted(rows)
+        n_of[ckpt] = len(own)
+        k = sum(bool(rows[i]["correct"]) for i in own)
+        acc[ckpt] = (k / len(own), *wilson(k, len(own)))
         for key, label in BREAKDOWNS:
             groups: dict[str, list[bool]] = defaultdict(list)
-            for i in ids:
+            for i in own:
                 meta = rows[i].get("meta", {})
                 value = rows[i].get("answer_type") if key == "answer_type" else meta.get(key)
                 groups[str(value)].append(bool(rows[i]["correct"]))
             breakdown[label][ckpt] = {g: sum(v) / len(v) for g, v in groups.items()}
         summary.setdefault("format_ok", {})[ckpt] = (
-            sum(bool(rows[i].get("format_ok")) for i in ids) / len(ids))
+            sum(bool(rows[i].get("format_ok")) for i in own) / len(own))
     summary["n_test"] = len(ids)
-    summary["accuracy"] = {c: {"accuracy": a, "ci95": [lo, hi]} for c, (a, lo, hi) in acc.items()}
+    summary["accuracy"] = {c: {"accuracy": a, "ci95": [lo, hi], "n": n_of[c]}
+                           for c, (a, lo, hi) in acc.items()}
     summary["breakdowns"] = breakdown
 
     verdict = ""
@@ -282,12 +289,13 @@ def markdown(s: dict[str, Any], data: dict[str, Any], grpo_log: list[dict]) -> s
                   f"baseline {_pct(c['baseline'])} (lower is harder). "
                   "![A* vs baseline](astar_vs_baseline.png)", ""]
     lines += ["## Accuracy on the held-out test split", "",
-              f"{s['n_test']} test questions (stories never seen in training), greedy decoding.",
-              "", "| checkpoint | accuracy | 95% interval | well-formatted replies |",
-              "|---|---|---|---|"]
+              f"{s['n_test']} test questions (stories never seen in training; the random base "
+              "model on a sample of them), greedy decoding.",
+              "", "| checkpoint | questions | accuracy | 95% interval | well-formatted replies |",
+              "|---|---|---|---|---|"]
     for c, v in s["accuracy"].items():
         lo, hi = v["ci95"]
-        lines.append(f"| {c} | {_pct(v['accuracy'])} | {_pct(lo)} - {_pct(hi)} | "
+        lines.append(f"| {c} | {v['n']} | {_pct(v['accuracy'])} | {_pct(lo)} - {_pct(hi)} | "
                      f"{_pct(s['format_ok'][c])} |")
     lines += ["", f"**{s['verdict']}**" if s["verdict"] else "", "",
               "![accuracy per checkpoint](accuracy_by_checkpoint.png)", ""]
