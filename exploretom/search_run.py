@@ -109,22 +109,21 @@ def run_one(method: str, cond: Conditions, target: Target, cfg: SearchConfig, se
     rng = random.Random(f"{seed}:{setting_key(cond)}:{index}")
     context = sample_context(rng, cond.people, cond.rooms)
     search_rng = random.Random(rng.random())
-    start = time.perf_counter()
     if method == "astar":
         result = AStarSearch(cond, context, target, cfg, search_rng).run()
     else:
         result = overgenerate_and_filter(cond, context, target, cfg, search_rng)
-    return record(method, cond, context, target, cfg, seed, story_id, result,
-                  time.perf_counter() - start)
+    return record(method, cond, context, target, cfg, seed, story_id, result)
 
 
-def record(method, cond, context, target, cfg, seed, story_id, result: SearchResult,
-           seconds: float) -> dict[str, Any]:
+def record(method, cond, context, target, cfg, seed, story_id,
+           result: SearchResult) -> dict[str, Any]:
+    """Deterministic for a seed (no timings), so a resumed run writes what an uninterrupted
+    one would."""
     setting = {"action_set": cond.action_set, "asymmetric": cond.asymmetric,
                **conditions_json(cond)}
     base = {"id": story_id, "method": method, "setting": setting, "seed": seed,
-            "target": target.name, "evaluations": result.evaluations, "found": result.found,
-            "seconds": round(seconds, 3)}
+            "target": target.name, "evaluations": result.evaluations, "found": result.found}
     if result.tracker is None:
         return {**base, "error": "no story meeting the conditions was found"}
     t = result.tracker

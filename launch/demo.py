@@ -147,10 +147,30 @@ class Demo:
 
     def _train(self, module: str, config: str, model: Path, out: Path,
                overrides: tuple[str, ...]) -> None:
+        if (out / "model.safetensors").exists() and (out / "tokenizer.json").exists():
+            return  # trained and saved; only the stage marker was missing
+        if self._finish_from_last_checkpoint(out):
+            return
         resume = ["--resume"] if any(out.glob("checkpoint-*")) else []
         self.sh(PY, "-m", module, config, "--model.path", model,
                 "--data.train", json.dumps([{"path": str(self.dataset), "split": "train"}]),
                 "--train.output_dir", out, *overrides, *resume)
+
+    def _finish_from_last_checkpoint(self, out: Path) -> bool:
+        """A run killed after its last step but before saving: its last checkpoint holds the
+        final weights (resuming it would train past max_steps), so save that as the model."""
+        ckpts = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+        if not ckpts:
+            return False
+        state = json.loads((ckpts[-1] / "trainer_state.json").read_text())
+        if state.get("global_step", 0) < state.get("max_steps", 1):
+            return False
+        self.log(f"{ckpts[-1].name} is the last step: saving it as the final model")
+        for f in ckpts[-1].iterdir():
+            if f.is_file() and not f.name.startswith(("optimizer", "scheduler", "rng_state",
+                                                      "trainer_state", "training_args")):
+                shutil.copy2(f, out / f.name)
+        return True
 
     def stage_sft(self) -> None:
         self._train("rl.sft", self.p.sft_config, self.model_dir("base"), self.model_dir("sft"),
