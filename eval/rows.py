@@ -84,6 +84,21 @@ def validate_row(row: dict[str, Any], where: str = "") -> None:
         raise RowError(f"{at}: meta is not valid JSON ({e.msg})") from None
 
 
+def features():
+    """The row contract as Hugging Face `datasets.Features` (datasets imported lazily)."""
+    from datasets import Features, List, Value
+
+    return Features({
+        "id": Value("string"),
+        "source": Value("string"),
+        "prompt": List({"role": Value("string"), "content": Value("string")}),
+        "answer": Value("string"),
+        "answer_type": Value("string"),
+        "choices": List(Value("string")),
+        "meta": Value("string"),
+    })
+
+
 def meta(row: dict[str, Any]) -> dict[str, Any]:
     """The decoded `meta` column of a row."""
     return json.loads(row["meta"]) if row.get("meta") else {}

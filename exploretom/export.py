@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from eval.rows import features as row_features
+from eval.rows import make_row
 from exploretom.action_sets import ACTION_SETS
 from exploretom.jsonl import InputError, iter_records
 
@@ -357,7 +359,6 @@ def row_meta(it: Item) -> dict[str, Any]:
 
 
 def make_rows(items: Sequence[Item]) -> Iterator[dict[str, Any]]:
-    from eval.rows import make_row
 
     for it in items:
         yield make_row(id=f"{it.story.id}-q{it.index}", source=SOURCE,
@@ -373,19 +374,6 @@ def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str):
     return Dataset.from_generator(make_rows, features=row_features(), cache_dir=str(cache_dir),
                                   gen_kwargs={"items": items}, fingerprint=fingerprint)
 
-
-def row_features():
-    from datasets import Features, List, Value
-
-    return Features({
-        "id": Value("string"),
-        "source": Value("string"),
-        "prompt": List({"role": Value("string"), "content": Value("string")}),
-        "answer": Value("string"),
-        "answer_type": Value("string"),
-        "choices": List(Value("string")),
-        "meta": Value("string"),
-    })
 
 
 # ------------------------------------------------------------------------------------------

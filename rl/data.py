@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from eval.rows import COLUMNS, RowError, validate_row
+from eval.rows import features as row_features
 
 
 class DataError(ValueError):
@@ -32,19 +33,6 @@ class Source:
     weight: float = 1.0
     max_rows: int | None = None
 
-
-def row_features():
-    from datasets import Features, List, Value
-
-    return Features({
-        "id": Value("string"),
-        "source": Value("string"),
-        "prompt": List({"role": Value("string"), "content": Value("string")}),
-        "answer": Value("string"),
-        "answer_type": Value("string"),
-        "choices": List(Value("string")),
-        "meta": Value("string"),
-    })
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from eval.rows import make_row, meta
+from eval.rows import features, make_row, meta
 from tomsynth.config import Config
 from tomsynth.items import Item
 from tomsynth.prompts import question_text
@@ -29,16 +29,6 @@ SOURCE = "tomsynth"
 class NothingToBuild(RuntimeError):
     """`build` was run before `filter`."""
 
-
-def features():
-    from datasets import Features, List, Value
-
-    return Features({
-        "id": Value("string"), "source": Value("string"),
-        "prompt": List({"role": Value("string"), "content": Value("string")}),
-        "answer": Value("string"), "answer_type": Value("string"),
-        "choices": List(Value("string")), "meta": Value("string"),
-    })
 
 
 def item_row(it: Item, generator: str, verifier: str) -> dict[str, Any]:
