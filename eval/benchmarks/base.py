@@ -100,3 +100,22 @@ def record_for(row: Row, response: str, benchmark: Benchmark) -> Record:
     }
     rec.update(benchmark.score(row, response))
     return rec
+
+
+def scripted_metrics(benchmark: Benchmark, rows: list[Row],
+                     answer_of: Callable[[Row], str]) -> dict[str, Any]:
+    """Metrics of a scripted answerer (`answer_of(row)` -> completion text) asked through a
+    `ScriptedBackend`, as the runner would ask a model: perfect and constant baselines, tests.
+    Rows with the same prompt must get the same answer (a backend sees only the prompt)."""
+    import json
+
+    from eval.backends.base import ScriptedBackend
+
+    by_prompt: dict[str, str] = {}
+    for r in rows:
+        key, answer = json.dumps(r["prompt"]), answer_of(r)
+        if by_prompt.setdefault(key, answer) != answer:
+            raise ValueError(f"row {r['id']!r}: same prompt as another row, different answer")
+    backend = ScriptedBackend(lambda conv: by_prompt[json.dumps(list(conv))])
+    completions = backend.generate([r["prompt"] for r in rows])
+    return benchmark.metrics([record_for(r, c.text, benchmark) for r, c in zip(rows, completions)])

@@ -1,13 +1,11 @@
 """BigToM loader: 24 conditions generated from each `;`-separated scenario row as the release's
 generate_conditions.py does; two seeded-shuffled options; accuracy per condition."""
 import csv
-import json
 import shutil
 
 import pytest
 
-from eval.backends.base import ScriptedBackend
-from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
 from eval.benchmarks.bigtom import BENCHMARK, CONDITIONS, VARIABLES, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
 
@@ -29,12 +27,7 @@ def rows(sample):
 
 
 def run(rows, answer_of):
-    by_prompt = {}
-    for r in rows:
-        assert by_prompt.setdefault(json.dumps(r["prompt"]), answer_of(r)) == answer_of(r)
-    backend = ScriptedBackend(lambda conv: by_prompt[json.dumps(list(conv))])
-    completions = backend.generate([r["prompt"] for r in rows])
-    return BENCHMARK.metrics([record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)])
+    return scripted_metrics(BENCHMARK, rows, answer_of)
 
 
 def test_every_scenario_gives_24_questions(rows, scenarios):

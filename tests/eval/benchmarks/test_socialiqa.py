@@ -5,8 +5,7 @@ import shutil
 
 import pytest
 
-from eval.backends.base import ScriptedBackend
-from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
 from eval.benchmarks.socialiqa import BENCHMARK, load, question_type
 from eval.rows import SYSTEM_PROMPT, meta, validate_row
 
@@ -22,11 +21,8 @@ def rows(sample):
 
 
 def _run(rows, answer_of):
-    by_prompt = {json.dumps(r["prompt"]): r for r in rows}
-    assert len(by_prompt) == len(rows)
-    backend = ScriptedBackend(lambda conv: answer_of(by_prompt[json.dumps(list(conv))]))
-    completions = backend.generate([r["prompt"] for r in rows])
-    return BENCHMARK.metrics([record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)])
+    assert len({json.dumps(r["prompt"]) for r in rows}) == len(rows)
+    return scripted_metrics(BENCHMARK, rows, answer_of)
 
 
 def test_every_sample_item_loads(sample, rows):

@@ -1,12 +1,10 @@
 """ToMi loader: bAbI-style .txt + line-aligned .trace, exact-match locations, per-type accuracy."""
-import json
 import shutil
 from collections import Counter
 
 import pytest
 
-from eval.backends.base import ScriptedBackend
-from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
 from eval.benchmarks.tomi import BENCHMARK, load, question_kind
 from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
 
@@ -22,12 +20,7 @@ def rows(sample):
 
 
 def run(rows, answer_of):
-    by_prompt = {}
-    for r in rows:
-        assert by_prompt.setdefault(json.dumps(r["prompt"]), answer_of(r)) == answer_of(r)
-    backend = ScriptedBackend(lambda conv: by_prompt[json.dumps(list(conv))])
-    completions = backend.generate([r["prompt"] for r in rows])
-    return BENCHMARK.metrics([record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)])
+    return scripted_metrics(BENCHMARK, rows, answer_of)
 
 
 def test_every_example_loads(sample, rows):
