@@ -12,15 +12,21 @@ and returns an answer string.
 - `last_mention`: answers from the last mention in the text: the last room or container named
   with the object, yes to a state value iff it was the last one set, and "knows" for any topic
   that was mentioned at all. No world model, no beliefs.
+- `lapses`: a hurried reader: tracks beliefs correctly but misses about one action in seven
+  (and anything that no longer makes sense without it), answering as if those actions never
+  happened. Which actions are missed depends only on the story up to them, so a prefix's lapses
+  persist in all its continuations, as an LLM's confusion about a passage does.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 from typing import Any, Callable
 
 from exploretom.questions import CONTAINER, KNOWLEDGE, KNOWS, NOT_KNOWS, ROOM, STATE
 from exploretom.story import (BROADCAST, MOVE_CONTAINER, MOVE_ROOM, PRIVATE, UPDATE_STATE,
                               CONTAINER_LOCATION)
-from exploretom.tracker import Tracker
+from exploretom.tracker import StoryError, Tracker
 
 Question = dict[str, Any]
 Reasoner = Callable[[Tracker, Question], str]
@@ -97,6 +103,46 @@ def last_mention(t: Tracker, q: Question) -> str:
     return room if prop == ROOM else container
 
 
+LAPSE_RATE = 0.15
+
+
+def lapsed(actions: tuple) -> list[int]:
+    """Indices of the actions the `lapses` reader misses: a hash of the story up to each."""
+    h, out = hashlib.sha256(), []
+    for i, a in enumerate(actions):
+        h.update(repr(a).encode())
+        if int(h.copy().hexdigest()[:13], 16) / 16 ** 13 < LAPSE_RATE:
+            out.append(i)
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _as_read(actions: tuple, max_order: int) -> Tracker:
+    missed = set(lapsed(actions))
+    t = Tracker(max_order)
+    for i, a in enumerate(actions):
+        if i not in missed:
+            try:
+                t.apply(a)
+            except StoryError:  # e.g. a move by someone the reader never saw enter
+                pass
+    return t
+
+
+def lapses(t: Tracker, q: Question) -> str:
+    if q["kind"] != "belief":
+        return q["answer"]
+    seen = _as_read(tuple(t.actions), t.max_order)
+    chain = tuple(q["people"])
+    if q["property"] == KNOWLEDGE:
+        knows = seen.knows(chain[:-1], chain[-1], q["thing"])
+        return _yes(knows) if q["order"] == 1 else (KNOWS if knows else NOT_KNOWS)
+    if q["property"] == STATE and not any(o == q["thing"] and v == q["state_value"]
+                                          for o, _, v in seen.state_values):
+        return "no"  # the reader missed the only mention of this state
+    return _from_chain(seen, chain, q)
+
+
 def _values(t: Tracker, q: Question) -> set[str]:
     """Values of the same state type as the question's."""
     state_type = _state_key(t, q)[2]
@@ -108,6 +154,7 @@ REASONERS: dict[str, Reasoner] = {
     "world": world,
     "first_order": first_order,
     "last_mention": last_mention,
+    "lapses": lapses,
 }
 
 

@@ -156,8 +156,10 @@ class SFTSettings(_Section):
     # rl.targets; a string replaces them (the CPU demo uses a short one: shorter completions).
     think_default: Optional[str] = None
     # completion_only: loss on the prompt-completion's completion (works with any chat template);
-    # assistant_only: loss on assistant turns, needs {% generation %} markers in the template
-    loss: Literal["completion_only", "assistant_only"] = "completion_only"
+    # assistant_only: loss on assistant turns, needs {% generation %} markers in the template;
+    # full: loss on every token, prompt included (a model trained from scratch learns to read
+    # the story from it: the story tokens are most of the signal)
+    loss: Literal["completion_only", "assistant_only", "full"] = "completion_only"
     packing: bool = False
 
 

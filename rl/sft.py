@@ -7,8 +7,9 @@ Each row becomes a prompt-completion pair: the row's prompt, and as completion t
 `<think>THINK</think><answer>GOLD</answer>`, where THINK is a reasoning trace from the row's meta
 (the first of `sft.think_fields` present) or else a short template (rl.targets). With
 `sft.target: answer` the completion is the gold answer alone (the ExploreToM-8B recipe). The loss
-covers only the completion (`sft.loss: completion_only`) or only assistant turns
-(`assistant_only`, which needs `{% generation %}` markers in the chat template).
+covers only the completion (`sft.loss: completion_only`), only assistant turns
+(`assistant_only`, which needs `{% generation %}` markers in the chat template) or every token
+(`full`: language modelling of the prompt too, for a model trained from scratch).
 """
 from __future__ import annotations
 

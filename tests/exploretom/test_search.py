@@ -11,6 +11,7 @@ from exploretom.cli import main
 from exploretom.label import label_story, track
 from exploretom.lexicon import sample_context
 from exploretom.questions import generate_questions
+from exploretom.reasoners import lapsed
 from exploretom.search import (AStarSearch, Evaluator, Node, SearchConfig,
                                overgenerate_and_filter, score_all)
 from exploretom.story import parse_story
@@ -50,7 +51,8 @@ def test_reasoners_have_their_documented_biases():
     assert answers(PEEK, "perfect")[ANNE_SALLY_Q] == "basket"
 
 
-@pytest.mark.parametrize("reasoner", ["perfect", "world", "first_order", "last_mention"])
+@pytest.mark.parametrize("reasoner", ["perfect", "world", "first_order", "last_mention",
+                                      "lapses"])
 def test_perfect_reasoner_is_always_right_and_others_fail_only_where_biased(reasoner):
     t = track(SALLY)
     qs = generate_questions(t)
@@ -59,6 +61,38 @@ def test_perfect_reasoner_is_always_right_and_others_fail_only_where_biased(reas
         assert all(correct)
     if reasoner == "world":  # wrong exactly on false-belief questions
         assert [not c for c in correct] == [q["false_belief"] for q in qs]
+
+
+def _sally_anne(a, b, obj):
+    return parse_story({"id": "s", "actions": [
+        enter(a, "kitchen"), enter(b, "kitchen"), put(a, obj, "basket"), leave(a, "kitchen"),
+        put(b, obj, "box")]})
+
+
+def test_lapses_reader_answers_as_if_the_missed_action_never_happened():
+    # With these names the hash makes the reader miss exactly "Sally left the kitchen":
+    # for it Sally saw Chen move the coin, so she will search the box (the label: basket).
+    story = _sally_anne("Sally", "Chen", "coin")
+    assert lapsed(tuple(story.actions)) == [3]
+    q = "In which container will Sally search for the coin?"
+    assert answers(story, "lapses")[q] == "box" and answers(story, "perfect")[q] == "basket"
+    # Nothing missed: the reader is perfect.
+    clean = _sally_anne("Sally", "Chen", "marble")
+    assert lapsed(tuple(clean.actions)) == []
+    assert answers(clean, "lapses") == answers(clean, "perfect")
+
+
+def test_lapses_of_a_prefix_persist_in_its_continuations():
+    sampler = _search(Conditions("A2", 3, 3, 2, 15), ReasonerTarget("lapses")).sampler
+    stories = [t for t in (sampler.walk() for _ in range(40)) if t is not None]
+    missed = 0
+    for t in stories:
+        actions = tuple(t.actions)
+        for k in range(len(actions) + 1):
+            assert lapsed(actions[:k]) == [i for i in lapsed(actions) if i < k]
+        missed += len(lapsed(actions))
+    read = sum(len(t.actions) for t in stories)
+    assert len(stories) >= 30 and 0.05 < missed / read < 0.3  # about one action in seven
 
 
 def test_scoring_modes_strict_and_lenient():
