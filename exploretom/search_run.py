@@ -8,12 +8,13 @@ baseline so the two are compared on the same contexts; re-running skips ids alre
 from __future__ import annotations
 
 import argparse
+import json
 import itertools
 import random
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Iterator, Literal, Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -68,6 +69,9 @@ class RunConfig(BaseModel):
     seed: int = 0
     grid: Grid = Field(default_factory=Grid)
     search: dict[str, Any] = Field(default_factory=dict)
+    # a lexicon in the format of exploretom/data/contexts.json (null: the built-in one), relative
+    # to the config file's folder or absolute
+    lexicon: Optional[str] = None
 
     def search_config(self) -> SearchConfig:
         cfg = dict(self.search)
@@ -87,7 +91,6 @@ def load_config(path: str | Path) -> RunConfig:
         raw = yaml.safe_load(p.read_text()) or {}
         cfg = RunConfig.model_validate(raw)
         cfg.search_config()
-        return cfg
     except yaml.YAMLError as e:
         raise InputError(f"{p}: not valid YAML ({str(e).splitlines()[0]})") from None
     except ValidationError as e:
@@ -96,6 +99,12 @@ def load_config(path: str | Path) -> RunConfig:
         raise InputError(f"{p}: field '{where}': {err['msg']}") from None
     except ValueError as e:
         raise InputError(f"{p}: {e}") from None
+    if cfg.lexicon is not None:
+        lex = p.parent / cfg.lexicon  # an absolute path stays itself
+        if not lex.is_file():
+            raise InputError(f"{p}: field 'lexicon': no such file {lex}")
+        cfg.lexicon = str(lex)
+    return cfg
 
 
 def setting_key(c: Conditions) -> str:
@@ -104,10 +113,10 @@ def setting_key(c: Conditions) -> str:
 
 
 def run_one(method: str, cond: Conditions, target: Target, cfg: SearchConfig, seed: int,
-            index: int, story_id: str) -> dict[str, Any]:
+            index: int, story_id: str, lexicon: dict[str, Any] | None = None) -> dict[str, Any]:
     """Search one story; the record the report and export commands read."""
     rng = random.Random(f"{seed}:{setting_key(cond)}:{index}")
-    context = sample_context(rng, cond.people, cond.rooms)
+    context = sample_context(rng, cond.people, cond.rooms, lexicon=lexicon)
     search_rng = random.Random(rng.random())
     if method == "astar":
         result = AStarSearch(cond, context, target, cfg, search_rng).run()
@@ -158,6 +167,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             and j[3] not in done]
     target = make_target(cfg.target)
     search_cfg = cfg.search_config()
+    lexicon = _load_lexicon(args.config, cfg.lexicon) if cfg.lexicon else None
     print(f"{len(settings)} settings x {cfg.stories_per_setting} stories x {len(cfg.methods)} "
           f"method(s); {len(todo)} to do in shard {args.shard} ({len(done)} already written)",
           file=sys.stderr)
@@ -166,8 +176,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     with Appender(args.output) as out:
         for method, cond, j, sid in tqdm(todo, desc="search", unit="story", file=sys.stderr,
                                          disable=args.quiet):
-            out.write(run_one(method, cond, target, search_cfg, cfg.seed, j, sid))
+            out.write(run_one(method, cond, target, search_cfg, cfg.seed, j, sid, lexicon))
     return 0
+
+
+def _load_lexicon(config: str, path: str) -> dict[str, Any]:
+    try:
+        lex = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not lex["names"] or not lex["settings"]:
+            raise ValueError("no names or no settings")
+        return lex
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise InputError(f"{config}: lexicon {path}: not a lexicon in the format of "
+                         f"exploretom/data/contexts.json ({type(e).__name__}: {e})") from None
 
 
 def cmd_bench_search(args: argparse.Namespace) -> int:

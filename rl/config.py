@@ -23,6 +23,8 @@ from typing import Any, ClassVar, Literal, Optional, Sequence
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from eval.rows import ANSWER_TYPES
+
 
 class ConfigError(ValueError):
     """A config that cannot be used; the message is one line naming the file and field."""
@@ -53,6 +55,8 @@ class SourceSettings(_Section):
     split: str = "train"
     weight: float = Field(1.0, gt=0)
     max_rows: Optional[int] = Field(None, gt=0)
+    # keep only rows of these answer types (e.g. GRPO on the questions a small model can vary on)
+    answer_types: Optional[list[Literal[ANSWER_TYPES]]] = None  # type: ignore[valid-type]
 
 
 class DataSettings(_Section):

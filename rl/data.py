@@ -32,6 +32,7 @@ class Source:
     split: str = "train"
     weight: float = 1.0
     max_rows: int | None = None
+    answer_types: list[str] | None = None  # keep only rows of these answer types
 
 
 
@@ -130,6 +131,12 @@ def mix(sources: Sequence[Source], *, size: int | None = None, seed: int = 0):
     loaded = []
     for s in sources:
         ds = load_source(s)
+        if s.answer_types:
+            keep = set(s.answer_types)
+            ds = ds.filter(lambda r: r["answer_type"] in keep)
+            if len(ds) == 0:
+                raise DataError(f"{s.path} [{s.split}]: no rows of answer type(s) "
+                                f"{', '.join(s.answer_types)}")
         if s.max_rows is not None and s.max_rows < len(ds):
             ds = ds.shuffle(seed=seed).select(range(s.max_rows))
         loaded.append(ds)

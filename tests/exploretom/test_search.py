@@ -233,3 +233,32 @@ def test_bench_search_prints_the_summary_line(tmp_path, capsys):
                  "--seed", "0", "-q", "-o", str(tmp_path / "b.jsonl")]) == 0
     line = capsys.readouterr().out.strip()
     assert re.fullmatch(r"astar_acc=[01]\.\d{4} baseline_acc=[01]\.\d{4} diff=[+-]\d+\.\d", line)
+
+
+def test_search_with_a_lexicon_of_ones_own(tmp_path, capsys):
+    from exploretom.lexicon import load_lexicon
+
+    builtin = load_lexicon()
+    small = {"version": 1, "names": ["Ada", "Bo", "Cy"],
+             "settings": [s for s in builtin["settings"] if s["id"] == "bakery"]}
+    (tmp_path / "lex.json").write_text(json.dumps(small))
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(GRID + "lexicon: lex.json\n")  # relative to the config's folder
+    out = tmp_path / "run.jsonl"
+    assert main(["search", "--config", str(cfg), "-o", str(out), "-q"]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 4
+    capsys.readouterr()
+    for r in records:
+        assert r["context"]["setting"] == "bakery"
+        assert {p["name"] for p in r["context"]["people"]} <= {"Ada", "Bo", "Cy"}
+    cfg.write_text(GRID + "lexicon: missing.json\n")
+    assert main(["search", "--config", str(cfg), "-o", str(out), "-q"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == \
+        f"error: {cfg}: field 'lexicon': no such file {tmp_path / 'missing.json'}"
+    (tmp_path / "lex.json").write_text(json.dumps({"names": []}))
+    cfg.write_text(GRID + "lexicon: lex.json\n")
+    assert main(["search", "--config", str(cfg), "-o", str(out), "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"error: {cfg}: lexicon {tmp_path / 'lex.json'}: not a lexicon") \
+        and "\n" not in err

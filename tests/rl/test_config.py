@@ -68,6 +68,8 @@ def test_overrides(tmp_path):
     (["--trl.num_genrations", "4"], "trl.num_genrations: not a field of trl.GRPOConfig (did you mean num_generations"),
     (["--trl.beta", "0.1"], "trl.beta: set it in its own section, not under trl"),
     (["--model.path", "null"], "model.path: Input should be a valid string"),
+    (["--data.train", "[{path: x, answer_types: [yesno]}]"],
+     "data.train.0.answer_types.0: Input should be 'choice', 'yes_no', 'short'"),
 ])
 def test_invalid_fields_fail_with_one_line(override, message):
     with pytest.raises(ConfigError) as e:

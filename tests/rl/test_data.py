@@ -48,6 +48,14 @@ def test_mix_without_size_is_the_largest_exact_mix(toy_data):
     assert len(capped) == 10
 
 
+def test_answer_types_keep_only_those_rows(tmp_path):
+    path = write_jsonl(tmp_path / "mixed.jsonl", toy_rows(20, "toy-location") + toy_rows(10, "toy-yes"))
+    ds = mix([Source(str(path), answer_types=["yes_no"])])
+    assert len(ds) == 10 and set(ds["answer_type"]) == {"yes_no"}
+    with pytest.raises(DataError, match=r"mixed.jsonl \[train\]: no rows of answer type\(s\) number"):
+        mix([Source(str(path), answer_types=["number"])])
+
+
 def test_bad_rows_name_the_file_line_and_field(tmp_path):
     rows = toy_rows(3, "toy-location")
     rows[1]["answer_type"] = "essay"
