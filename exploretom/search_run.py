@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.jsonl import Appender, InputError, resume
 from exploretom.label import story_text
-from exploretom.lexicon import sample_context
+from exploretom.lexicon import LEXICON_PATH, sample_context
 from exploretom.sampler import conditions_json
 from exploretom.search import (AStarSearch, SearchConfig, SearchResult, overgenerate_and_filter,
                                score_all)
@@ -72,6 +72,10 @@ class RunConfig(BaseModel):
     # a lexicon in the format of exploretom/data/contexts.json (null: the built-in one), relative
     # to the config file's folder or absolute
     lexicon: Optional[str] = None
+    # keep only these settings (ids) of the lexicon, and/or use these names instead of its own:
+    # a small world, e.g. for a tiny model (configs/exploretom/demo.yaml)
+    settings: Optional[list[str]] = None
+    names: Optional[list[str]] = None
 
     def search_config(self) -> SearchConfig:
         cfg = dict(self.search)
@@ -167,7 +171,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             and j[3] not in done]
     target = make_target(cfg.target)
     search_cfg = cfg.search_config()
-    lexicon = _load_lexicon(args.config, cfg.lexicon) if cfg.lexicon else None
+    lexicon = _lexicon(args.config, cfg)
     print(f"{len(settings)} settings x {cfg.stories_per_setting} stories x {len(cfg.methods)} "
           f"method(s); {len(todo)} to do in shard {args.shard} ({len(done)} already written)",
           file=sys.stderr)
@@ -180,15 +184,32 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_lexicon(config: str, path: str) -> dict[str, Any]:
+def _lexicon(config: str, cfg: RunConfig) -> dict[str, Any] | None:
+    """The run's lexicon: its own file or the built-in one, cut to `settings` and `names`."""
+    if cfg.lexicon is None and cfg.settings is None and cfg.names is None:
+        return None
+    path = cfg.lexicon or str(LEXICON_PATH)
     try:
         lex = json.loads(Path(path).read_text(encoding="utf-8"))
         if not lex["names"] or not lex["settings"]:
             raise ValueError("no names or no settings")
-        return lex
+        ids = [s["id"] for s in lex["settings"]]
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise InputError(f"{config}: lexicon {path}: not a lexicon in the format of "
                          f"exploretom/data/contexts.json ({type(e).__name__}: {e})") from None
+    if cfg.settings is not None:
+        unknown = [s for s in cfg.settings if s not in ids]
+        if unknown or not cfg.settings:
+            raise InputError(f"{config}: field 'settings': unknown setting(s) {unknown} (known: "
+                             f"{', '.join(ids)})" if unknown else f"{config}: field 'settings' "
+                             "is empty")
+        lex = {**lex, "settings": [s for s in lex["settings"] if s["id"] in cfg.settings]}
+    if cfg.names is not None:
+        if len(set(cfg.names)) < max(cfg.grid.people):
+            raise InputError(f"{config}: field 'names': {len(set(cfg.names))} distinct name(s), "
+                             f"but the grid asks for up to {max(cfg.grid.people)} people")
+        lex = {**lex, "names": list(dict.fromkeys(cfg.names))}
+    return lex
 
 
 def cmd_bench_search(args: argparse.Namespace) -> int:

@@ -262,3 +262,23 @@ def test_search_with_a_lexicon_of_ones_own(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith(f"error: {cfg}: lexicon {tmp_path / 'lex.json'}: not a lexicon") \
         and "\n" not in err
+
+
+def test_search_in_a_small_world_cut_from_the_builtin_lexicon(tmp_path, capsys):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(GRID + "settings: [bakery, hospital]\nnames: [Ada, Bo]\n")
+    out = tmp_path / "run.jsonl"
+    assert main(["search", "--config", str(cfg), "-o", str(out), "-q"]) == 0
+    for line in out.read_text().splitlines():
+        r = json.loads(line)
+        assert r["context"]["setting"] in ("bakery", "hospital")
+        assert {p["name"] for p in r["context"]["people"]} == {"Ada", "Bo"}
+    capsys.readouterr()
+    for extra, message in [
+        ("settings: [bakery, moon_base]\n", "field 'settings': unknown setting(s) ['moon_base']"),
+        ("names: [Ada]\n", "field 'names': 1 distinct name(s), but the grid asks for up to 2"),
+    ]:
+        cfg.write_text(GRID + extra)
+        assert main(["search", "--config", str(cfg), "-o", str(tmp_path / "o.jsonl")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err.startswith(f"error: {cfg}: {message}")
