@@ -33,8 +33,8 @@ class Profile:
     data_config: str = "configs/exploretom/demo.yaml"
     sft_config: str = "configs/sft/demo-cpu.yaml"
     grpo_config: str = "configs/grpo/demo-cpu.yaml"
-    model_args: tuple[str, ...] = ("--vocab-size", "2048", "--hidden-size", "256",
-                                   "--num-layers", "4", "--num-heads", "4", "--num-kv-heads", "2")
+    model_args: tuple[str, ...] = ("--vocab-size", "2048", "--hidden-size", "128",
+                                   "--num-layers", "2", "--num-heads", "4", "--num-kv-heads", "2")
     export_args: tuple[str, ...] = ("--seed", "0")
     compare_settings: int = 20
     sft_overrides: tuple[str, ...] = ()

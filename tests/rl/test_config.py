@@ -97,6 +97,16 @@ def test_trl_arguments_follow_the_config():
     assert args.max_tool_calling_iterations == 2 and args.use_vllm is False
 
 
+@pytest.mark.parametrize("loss, completion_only, assistant_only", [
+    ("completion_only", True, False), ("assistant_only", False, True), ("full", False, False)])
+def test_sft_loss_masking_follows_the_config(loss, completion_only, assistant_only):
+    from rl.sft import sft_args
+
+    cfg = load_config(REPO / "configs/sft/tiny-cpu.yaml", SFTRun, ["--sft.loss", loss])
+    args = sft_args(cfg, has_eval=False)
+    assert (args.completion_only_loss, args.assistant_only_loss) == (completion_only, assistant_only)
+
+
 def test_command_line_errors_are_one_line(tmp_path, capsys):
     out = tmp_path / "run"
     (out / "checkpoint-3").mkdir(parents=True)
