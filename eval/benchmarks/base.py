@@ -5,6 +5,7 @@ asks a backend, calls `score` on every (row, response) and `aggregate` on the re
 """
 from __future__ import annotations
 
+import json
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -102,13 +103,11 @@ def record_for(row: Row, response: str, benchmark: Benchmark) -> Record:
     return rec
 
 
-def scripted_metrics(benchmark: Benchmark, rows: list[Row],
-                     answer_of: Callable[[Row], str]) -> dict[str, Any]:
-    """Metrics of a scripted answerer (`answer_of(row)` -> completion text) asked through a
+def scripted_records(benchmark: Benchmark, rows: list[Row],
+                     answer_of: Callable[[Row], str]) -> list[Record]:
+    """Records of a scripted answerer (`answer_of(row)` -> completion text) asked through a
     `ScriptedBackend`, as the runner would ask a model: perfect and constant baselines, tests.
     Rows with the same prompt must get the same answer (a backend sees only the prompt)."""
-    import json
-
     from eval.backends.base import ScriptedBackend
 
     by_prompt: dict[str, str] = {}
@@ -118,4 +117,10 @@ def scripted_metrics(benchmark: Benchmark, rows: list[Row],
             raise ValueError(f"row {r['id']!r}: same prompt as another row, different answer")
     backend = ScriptedBackend(lambda conv: by_prompt[json.dumps(list(conv))])
     completions = backend.generate([r["prompt"] for r in rows])
-    return benchmark.metrics([record_for(r, c.text, benchmark) for r, c in zip(rows, completions)])
+    return [record_for(r, c.text, benchmark) for r, c in zip(rows, completions)]
+
+
+def scripted_metrics(benchmark: Benchmark, rows: list[Row],
+                     answer_of: Callable[[Row], str]) -> dict[str, Any]:
+    """The benchmark's metrics over `scripted_records`."""
+    return benchmark.metrics(scripted_records(benchmark, rows, answer_of))

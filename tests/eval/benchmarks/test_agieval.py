@@ -6,9 +6,8 @@ import shutil
 
 import pytest
 
-from eval.backends.base import ScriptedBackend
 from eval.benchmarks.agieval import BENCHMARK, CHINESE_TASKS, ENGLISH_TASKS, load, strip_label
-from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_records
 from eval.rows import meta, validate_row
 
 
@@ -23,11 +22,8 @@ def rows(sample):
 
 
 def _records(rows, answer_of):
-    by_prompt = {json.dumps(r["prompt"]): r for r in rows}
-    assert len(by_prompt) == len(rows)
-    backend = ScriptedBackend(lambda conv: answer_of(by_prompt[json.dumps(list(conv))]))
-    completions = backend.generate([r["prompt"] for r in rows])
-    return [record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)]
+    assert len({json.dumps(r["prompt"]) for r in rows}) == len(rows)
+    return scripted_records(BENCHMARK, rows, answer_of)
 
 
 def _perfect(r):

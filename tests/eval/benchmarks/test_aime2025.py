@@ -5,9 +5,8 @@ import shutil
 
 import pytest
 
-from eval.backends.base import ScriptedBackend
 from eval.benchmarks.aime2025 import BENCHMARK, load
-from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
 from eval.rows import meta, validate_row
 
 
@@ -22,9 +21,7 @@ def rows(sample):
 
 
 def _run(rows, answer_of):
-    backend = ScriptedBackend(lambda conv: answer_of(next(r for r in rows if r["prompt"] == list(conv))))
-    completions = backend.generate([r["prompt"] for r in rows])
-    return BENCHMARK.metrics([record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)])
+    return scripted_metrics(BENCHMARK, rows, answer_of)
 
 
 def _jsonl(sample):

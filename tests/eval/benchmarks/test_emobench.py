@@ -6,8 +6,7 @@ import shutil
 
 import pytest
 
-from eval.backends.base import ScriptedBackend
-from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
 from eval.benchmarks.emobench import BENCHMARK, load
 from eval.rows import SYSTEM_PROMPT, meta, validate_row
 
@@ -28,12 +27,8 @@ def _lines(path):
 
 def _run(rows, answer_of):
     """Ask a scripted backend (the runner's path) and score every completion."""
-    by_prompt = {json.dumps(r["prompt"]): r for r in rows}
-    assert len(by_prompt) == len(rows), "two rows share a prompt"
-    backend = ScriptedBackend(lambda conv: answer_of(by_prompt[json.dumps(list(conv))]))
-    completions = backend.generate([r["prompt"] for r in rows])
-    records = [record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)]
-    return BENCHMARK.metrics(records)
+    assert len({json.dumps(r["prompt"]) for r in rows}) == len(rows), "two rows share a prompt"
+    return scripted_metrics(BENCHMARK, rows, answer_of)
 
 
 def test_every_sample_line_loads(sample, rows):

@@ -5,8 +5,7 @@ import re
 
 import pytest
 
-from eval.backends.base import ScriptedBackend
-from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.exploretom import BENCHMARK, load, loader
 from eval.rows import make_row, meta
 
@@ -48,11 +47,8 @@ def saved(tmp_path_factory):
 
 
 def _run(rows, answer_of):
-    by_prompt = {json.dumps(r["prompt"]): r for r in rows}
-    backend = ScriptedBackend(lambda conv: answer_of(by_prompt[json.dumps(list(conv))]))
     # several stories share a prompt here: the answer depends only on the prompt, as it must
-    completions = backend.generate([r["prompt"] for r in rows])
-    return BENCHMARK.metrics([record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)])
+    return scripted_metrics(BENCHMARK, rows, answer_of)
 
 
 def test_loads_the_test_split_by_default(saved):

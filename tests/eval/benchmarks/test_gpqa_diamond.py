@@ -8,8 +8,7 @@ from collections import Counter
 
 import pytest
 
-from eval.backends.base import ScriptedBackend
-from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
 from eval.benchmarks.gpqa_diamond import BENCHMARK, load
 from eval.rows import meta, validate_row
 
@@ -31,10 +30,7 @@ def rows(sample):
 
 
 def _run(rows, answer_of):
-    by_prompt = {json.dumps(r["prompt"]): r for r in rows}
-    backend = ScriptedBackend(lambda conv: answer_of(by_prompt[json.dumps(list(conv))]))
-    completions = backend.generate([r["prompt"] for r in rows])
-    return BENCHMARK.metrics([record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)])
+    return scripted_metrics(BENCHMARK, rows, answer_of)
 
 
 def test_every_record_loads(rows, records):

@@ -6,9 +6,8 @@ from collections import Counter
 
 import pytest
 
-from eval.backends.base import ScriptedBackend
 from eval.benchmarks._tom_common import f1
-from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.base import BenchmarkFormatError, scripted_records
 from eval.benchmarks.opentom import BENCHMARK, QUESTION_FILES, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
 
@@ -27,12 +26,7 @@ def rows(sample):
 
 
 def records(rows, answer_of):
-    by_prompt = {}
-    for r in rows:
-        assert by_prompt.setdefault(json.dumps(r["prompt"]), answer_of(r)) == answer_of(r)
-    backend = ScriptedBackend(lambda conv: by_prompt[json.dumps(list(conv))])
-    completions = backend.generate([r["prompt"] for r in rows])
-    return [record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)]
+    return scripted_records(BENCHMARK, rows, answer_of)
 
 
 def answer(text):

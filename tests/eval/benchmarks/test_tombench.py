@@ -5,8 +5,7 @@ import shutil
 
 import pytest
 
-from eval.backends.base import ScriptedBackend
-from eval.benchmarks.base import BenchmarkFormatError, record_for
+from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_records
 from eval.benchmarks.tombench import ANSWER_KEY, BENCHMARK, load, split_abilities
 from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
 
@@ -32,12 +31,7 @@ def rows(sample):
 
 
 def records(rows, answer_of):
-    by_prompt = {}
-    for r in rows:
-        assert by_prompt.setdefault(json.dumps(r["prompt"]), answer_of(r)) == answer_of(r)
-    backend = ScriptedBackend(lambda conv: by_prompt[json.dumps(list(conv))])
-    completions = backend.generate([r["prompt"] for r in rows])
-    return [record_for(r, c.text, BENCHMARK) for r, c in zip(rows, completions)]
+    return scripted_records(BENCHMARK, rows, answer_of)
 
 
 def run(rows, answer_of):
