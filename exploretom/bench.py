@@ -31,8 +31,6 @@ def bench(action_set: str, n: int, args) -> dict:
             "questions": questions / n, "kb": size / n / 1024}
 
 
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("-n", type=positive_int, default=1000)

@@ -359,7 +359,6 @@ def row_meta(it: Item) -> dict[str, Any]:
 
 
 def make_rows(items: Sequence[Item]) -> Iterator[dict[str, Any]]:
-
     for it in items:
         yield make_row(id=f"{it.story.id}-q{it.index}", source=SOURCE,
                        user=user_prompt(it.story.text, it.q), answer=it.q["answer"],
@@ -373,7 +372,6 @@ def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str):
 
     return Dataset.from_generator(make_rows, features=row_features(), cache_dir=str(cache_dir),
                                   gen_kwargs={"items": items}, fingerprint=fingerprint)
-
 
 
 # ------------------------------------------------------------------------------------------

@@ -16,12 +16,10 @@ import statistics
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.cli import positive_int
 from exploretom.lexicon import sample_context
+from exploretom.reasoners import REASONERS
 from exploretom.sampler import StorySampler
 from exploretom.search import Evaluator, Node, SearchConfig
-from exploretom.reasoners import REASONERS
 from exploretom.targets import ReasonerTarget
-
-
 
 
 def main() -> None:

@@ -8,8 +8,8 @@ baseline so the two are compared on the same contexts; re-running skips ids alre
 from __future__ import annotations
 
 import argparse
-import json
 import itertools
+import json
 import random
 import sys
 import time
@@ -199,10 +199,11 @@ def _lexicon(config: str, cfg: RunConfig) -> dict[str, Any] | None:
                          f"exploretom/data/contexts.json ({type(e).__name__}: {e})") from None
     if cfg.settings is not None:
         unknown = [s for s in cfg.settings if s not in ids]
-        if unknown or not cfg.settings:
+        if unknown:
             raise InputError(f"{config}: field 'settings': unknown setting(s) {unknown} (known: "
-                             f"{', '.join(ids)})" if unknown else f"{config}: field 'settings' "
-                             "is empty")
+                             f"{', '.join(ids)})")
+        if not cfg.settings:
+            raise InputError(f"{config}: field 'settings' is empty")
         lex = {**lex, "settings": [s for s in lex["settings"] if s["id"] in cfg.settings]}
     if cfg.names is not None:
         if len(set(cfg.names)) < max(cfg.grid.people):

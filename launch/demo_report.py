@@ -274,7 +274,7 @@ def _pct(x: float) -> str:
 def markdown(s: dict[str, Any], data: dict[str, Any], grpo_log: list[dict]) -> str:
     lines = ["# The embedded default: ExploreToM data -> tiny model -> SFT -> GRPO", ""]
     total = sum(s["stages"].values())
-    lines += [f"Stages (seconds): " + ", ".join(f"{k} {v:.0f}" for k, v in s["stages"].items())
+    lines += ["Stages (seconds): " + ", ".join(f"{k} {v:.0f}" for k, v in s["stages"].items())
               + f"; total {total:.0f} s ({total / 60:.1f} min).", ""]
     if data:
         splits = data.get("splits", {})

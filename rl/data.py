@@ -35,7 +35,6 @@ class Source:
     answer_types: list[str] | None = None  # keep only rows of these answer types
 
 
-
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     rows = []
     with path.open(encoding="utf-8") as f:

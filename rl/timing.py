@@ -79,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     except TimingError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"| steps | step (s) | generation (s) | training (s) | generation share | tokens/s | "
-          f"generated tokens/s/process | mean completion tokens |")
+    print("| steps | step (s) | generation (s) | training (s) | generation share | tokens/s | "
+          "generated tokens/s/process | mean completion tokens |")
     print("|---|---|---|---|---|---|---|---|")
     gen = f"{s['generation_s']:.3f}" if "generation_s" in s else "-"
     train = f"{s['training_s']:.3f}" if "training_s" in s else "-"
