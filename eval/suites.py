@@ -20,12 +20,12 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from eval.backends.base import GenerationConfig
 from eval.benchmarks import BENCHMARKS
 from eval.benchmarks.base import REPO_ROOT
+from eval.yaml_file import YamlFileError, read_yaml
 
 SUITES_DIR = REPO_ROOT / "configs" / "eval"
 
@@ -116,13 +116,9 @@ def _one_line(error: ValidationError, where: str) -> str:
 def load_suite_file(path: str | Path) -> Suite:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SuiteError(f"{path}: no such file") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        at = f" line {mark.line + 1}" if mark else ""
-        raise SuiteError(f"{path}:{at} not valid YAML ({getattr(e, 'problem', None) or e})") from None
+        data = read_yaml(path)
+    except YamlFileError as e:
+        raise SuiteError(str(e)) from None
     if not isinstance(data, dict):
         raise SuiteError(f"{path}: expected a mapping with 'name' and 'benchmarks'")
     data.setdefault("name", path.stem)

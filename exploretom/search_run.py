@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Literal, Optional
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from eval.yaml_file import YamlFileError, read_yaml
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.jsonl import Appender, InputError, resume
 from exploretom.label import story_text
@@ -92,11 +92,11 @@ def load_config(path: str | Path) -> RunConfig:
     if not p.is_file():
         raise InputError(f"{p}: no such file")
     try:
-        raw = yaml.safe_load(p.read_text()) or {}
+        raw = read_yaml(p) or {}
         cfg = RunConfig.model_validate(raw)
         cfg.search_config()
-    except yaml.YAMLError as e:
-        raise InputError(f"{p}: not valid YAML ({str(e).splitlines()[0]})") from None
+    except YamlFileError as e:
+        raise InputError(str(e)) from None
     except ValidationError as e:
         err = e.errors()[0]
         where = ".".join(str(x) for x in err["loc"]) or "(top level)"

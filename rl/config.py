@@ -24,6 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from eval.rows import ANSWER_TYPES
+from eval.yaml_file import YamlFileError, read_yaml
 
 
 class ConfigError(ValueError):
@@ -272,13 +273,9 @@ def load_config(path: str | Path, run_cls: type[_Run], overrides: Sequence[str] 
     """Read a YAML run config, apply `--key value` overrides and validate it."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}{line}: not valid YAML ({getattr(e, 'problem', e)})") from None
+        raw = read_yaml(path) or {}
+    except YamlFileError as e:
+        raise ConfigError(str(e)) from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping of sections at the top level")
     for key, value in parse_overrides(overrides):

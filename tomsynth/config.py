@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from eval.backends.anthropic_api import AnthropicOptions
 from eval.backends.http_common import Price
 from eval.backends.openai_compat import OpenAIOptions
+from eval.yaml_file import YamlFileError, read_yaml
 
 BACKEND_OPTIONS = {"openai": OpenAIOptions, "anthropic": AnthropicOptions}
 
@@ -133,15 +134,9 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Co
     """Read and validate a config file; `overrides` replaces top-level keys (CLI flags)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read ({e.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}{where}: invalid YAML ({getattr(e, 'problem', None) or e})") from None
+        data = read_yaml(path)
+    except YamlFileError as e:
+        raise ConfigError(str(e)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
     data.update(overrides or {})
@@ -151,7 +146,7 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Co
         err = e.errors()[0]
         loc = [p for p in err["loc"] if not isinstance(p, str) or not p.startswith(("function-", "literal["))]
         field = ".".join(str(p) for p in loc) or "(top level)"
-        line = _line_of(text, loc)
+        line = _line_of(path.read_text(encoding="utf-8"), loc)
         where = f" line {line}" if line else ""
         msg = err["msg"].removeprefix("Value error, ")
         raise ConfigError(f"{path}{where}: {field}: {msg}") from None
