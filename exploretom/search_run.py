@@ -22,7 +22,7 @@ from eval.yaml_file import YamlFileError, read_yaml
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.jsonl import Appender, InputError, resume
 from exploretom.label import story_text
-from exploretom.lexicon import LEXICON_PATH, sample_context
+from exploretom.lexicon import LEXICON_PATH, Context, sample_context
 from exploretom.sampler import conditions_json
 from exploretom.search import (AStarSearch, SearchConfig, SearchResult, overgenerate_and_filter,
                                score_all)
@@ -116,12 +116,27 @@ def setting_key(c: Conditions) -> str:
             f"-n{c.max_actions}")
 
 
+def story_streams(cond: Conditions, seed: int, index: int,
+                  lexicon: dict[str, Any] | None = None) -> tuple[Context, random.Random]:
+    """The context of story `index` of a setting and the random stream its search draws from;
+    A*, the baseline and `search_floor` all start from these."""
+    rng = random.Random(f"{seed}:{setting_key(cond)}:{index}")
+    context = sample_context(rng, cond.people, cond.rooms, lexicon=lexicon)
+    return context, random.Random(rng.random())
+
+
+def bench_settings(n: int, seed: int) -> list[Conditions]:
+    """The `n` settings of the paper's grid that `bench-search` compares on."""
+    if n < 1:
+        raise ValueError(f"--settings must be >= 1, got {n}")
+    settings, _ = Grid().settings()
+    return random.Random(seed).sample(settings, min(n, len(settings)))
+
+
 def run_one(method: str, cond: Conditions, target: Target, cfg: SearchConfig, seed: int,
             index: int, story_id: str, lexicon: dict[str, Any] | None = None) -> dict[str, Any]:
     """Search one story; the record the report and export commands read."""
-    rng = random.Random(f"{seed}:{setting_key(cond)}:{index}")
-    context = sample_context(rng, cond.people, cond.rooms, lexicon=lexicon)
-    search_rng = random.Random(rng.random())
+    context, search_rng = story_streams(cond, seed, index, lexicon)
     if method == "astar":
         result = AStarSearch(cond, context, target, cfg, search_rng).run()
     else:
@@ -215,11 +230,7 @@ def _lexicon(config: str, cfg: RunConfig) -> dict[str, Any] | None:
 
 def cmd_bench_search(args: argparse.Namespace) -> int:
     """A* against the baseline at equal budget over N settings of the paper's grid."""
-    if args.settings < 1:
-        raise ValueError(f"--settings must be >= 1, got {args.settings}")
-    settings, _ = Grid().settings()
-    rng = random.Random(args.seed)
-    chosen = rng.sample(settings, min(args.settings, len(settings)))
+    chosen = bench_settings(args.settings, args.seed)
     cfg = SearchConfig(budget=args.budget, orders=tuple(args.orders))
     target = make_target({"kind": "reasoner", "name": args.reasoner})
     out = Appender(args.output) if args.output else None
