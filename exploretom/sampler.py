@@ -219,6 +219,18 @@ class StorySampler:
                 return t
         return t if self.cond.is_desired(t.actions) else None
 
+    def walks(self, n: int, tries_per_story: int = 20) -> list[Tracker]:
+        """Up to `n` independent stories meeting the conditions, giving up after
+        `tries_per_story` x n walks (fewer stories where the conditions are hard to meet)."""
+        out: list[Tracker] = []
+        for _ in range(n * tries_per_story):
+            if len(out) == n:
+                break
+            t = self.walk()
+            if t is not None:
+                out.append(t)
+        return out
+
 
 def sample_story(cond: Conditions, rng: random.Random, story_id: Any, max_order: int = 2,
                  max_tries: int = 2000, containers: int = 3,

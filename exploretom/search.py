@@ -225,13 +225,7 @@ def overgenerate_and_filter(cond: Conditions, context: Context, target: Target,
     hardest (a goal when any story has a wrong answer)."""
     sampler = StorySampler(cond, context, rng, cfg.max_order)
     evaluator = Evaluator(target, cfg)
-    nodes: list[Node] = []
-    attempts = 0
-    while len(nodes) < cfg.budget and attempts < cfg.budget * 20:
-        attempts += 1
-        t = sampler.walk()
-        if t is not None:
-            nodes.append(Node(t, desired=True))
+    nodes = [Node(t, desired=True) for t in sampler.walks(cfg.budget)]
     if not nodes:
         return SearchResult(None, False, 0, 1.0)
     evaluator.evaluate(nodes)

@@ -22,7 +22,7 @@ from exploretom.search import Evaluator, Node, SearchConfig
 from exploretom.search_run import bench_settings, setting_key, story_streams
 from exploretom.targets import ReasonerTarget
 
-BLOCK = 50  # the paper's evaluation budget per story
+BLOCK = SearchConfig().budget  # what the baseline spends per story (the paper: 50)
 
 
 def floor(reasoner: str, settings: int, n: int, seed: int, orders: tuple[int, ...],
@@ -33,12 +33,7 @@ def floor(reasoner: str, settings: int, n: int, seed: int, orders: tuple[int, ..
         context, rng = story_streams(cond, seed, k)
         sampler = StorySampler(cond, context, rng)
         evaluator = Evaluator(ReasonerTarget(reasoner), SearchConfig(budget=n, orders=orders))
-        nodes, attempts = [], 0
-        while len(nodes) < n and attempts < 20 * n:
-            attempts += 1
-            t = sampler.walk()
-            if t is not None:
-                nodes.append(Node(t, desired=True))
+        nodes = [Node(t, desired=True) for t in sampler.walks(n)]
         evaluator.evaluate(nodes)
         g = [node.g for node in nodes]
         blocks = [min(g[i:i + BLOCK]) for i in range(0, len(g) - BLOCK + 1, BLOCK)] or [min(g)]

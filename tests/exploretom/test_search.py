@@ -235,12 +235,12 @@ def test_bench_search_prints_the_summary_line(tmp_path, capsys):
     assert re.fullmatch(r"astar_acc=[01]\.\d{4} baseline_acc=[01]\.\d{4} diff=[+-]\d+\.\d", line)
 
 
-def test_search_floor_measures_on_the_contexts_bench_search_compares_on(tmp_path):
+def test_search_floor_measures_on_the_contexts_bench_search_compares_on():
     from exploretom.search_floor import floor
     from exploretom.search_run import run_one, bench_settings
 
-    # 100 random stories in the baseline's own context and stream: the first 50 are exactly the
-    # baseline's candidates, so the floor's first best-of-50 block is the baseline's pick.
+    # 50 random stories in the baseline's own context and stream are exactly the baseline's
+    # candidates, so the floor's only best-of-50 block is the baseline's pick.
     cond = bench_settings(1, 0)[0]
     base = run_one("baseline", cond, ReasonerTarget("world"), SearchConfig(), 0, 0, "b")
     f = floor("world", 1, 50, 0, (1,), quiet=True)
