@@ -17,9 +17,11 @@ from typing import Any
 
 from eval.rows import features, make_row, meta
 from tomsynth.config import Config
+from tomsynth.generate import raw_records
 from tomsynth.items import Item
 from tomsynth.prompts import question_text
-from tomsynth.quality import PAPER, filtered_path, load_filtered
+from tomsynth.quality import PAPER, filtered_path, load_filtered, verdicts_path
+from tomsynth.store import read_records
 from tomsynth.units import unit_by_id
 
 NAMES = {"main": "ToM-Synth-27K", "contrast": "ToM-Synth-27K-Contrast", "merged": "ToM-Synth-Merged-55K"}
@@ -99,16 +101,40 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def usage_totals(cfg: Config) -> dict[str, dict[str, Any]]:
-    """Tokens and cost summed over every generate run's usage report, and the verifier's."""
+    """Requests, tokens and cost per role, summed from the logged records themselves.
+
+    Every generator and verifier record carries its own token counts, so the totals stay right
+    however often a run was killed and resumed (a killed run never writes its usage report).
+    Replies served from the response cache are counted apart: they were not billed again.
+    """
     totals: dict[str, Counter] = {}
-    for path in sorted((cfg.out_dir / "reports" / "usage").glob("*.json")):
-        rep = _read_json(path) or {}
-        role = rep.get("role", "?")
-        t = totals.setdefault(role, Counter())
-        for key in ("prompt_tokens", "completion_tokens", "cached", "errors", "http_calls"):
-            t[key] += rep.get("usage", {}).get(key, 0) or 0
-        t["cost_usd"] += rep.get("usage", {}).get("cost_usd") or 0.0
-    return {k: dict(v) for k, v in totals.items()}
+    unpriced: dict[str, set[str]] = {}
+    for role, records in (("generator", raw_records(cfg)), ("verifier", read_records(verdicts_path(cfg)))):
+        for r in records:
+            t = totals.setdefault(role, Counter())
+            t["requests"] += 1
+            if not r.get("ok"):
+                t["errors"] += 1
+            prompt, completion = r.get("prompt_tokens") or 0, r.get("completion_tokens") or 0
+            if r.get("cached"):
+                t["cached"] += 1
+                continue
+            t["prompt_tokens"] += prompt
+            t["completion_tokens"] += completion
+            price = cfg.prices.get(r.get("model", ""))
+            if price is None:
+                if prompt or completion:
+                    unpriced.setdefault(role, set()).add(r.get("model", "?"))
+            else:
+                t["cost_usd"] += (prompt * price.input + completion * price.output) / 1e6
+    out = {}
+    for role, t in totals.items():
+        u: dict[str, Any] = {k: t[k] for k in ("requests", "cached", "errors", "prompt_tokens", "completion_tokens")}
+        # A cost over some models only would understate the total: say it is unknown instead.
+        u["cost_usd"] = None if role in unpriced else round(t["cost_usd"], 6)
+        u["unpriced_models"] = sorted(unpriced.get(role, ()))
+        out[role] = u
+    return out
 
 
 def distributions(rows: list[dict[str, Any]]) -> dict[str, Counter]:
@@ -183,11 +209,21 @@ def card(name: str, collections: list[str], dd, reports: dict[str, dict | None],
     else:
         lines += ["(empty)", ""]
     if usage:
-        lines += ["## Tokens and cost", "", "| role | prompt tokens | completion tokens | cost (USD) |", "|---|---|---|---|"]
-        lines += [f"| {role} | {u.get('prompt_tokens', 0)} | {u.get('completion_tokens', 0)} | {u.get('cost_usd', 0):.2f} |"
-                  for role, u in sorted(usage.items())]
+        lines += ["## Tokens and cost", "",
+                  "Summed over every logged request of every run (resumed runs included); replies served "
+                  "from the response cache are not billed again.", "",
+                  "| role | requests | from cache | failed | prompt tokens | completion tokens | cost (USD) |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| {role} | {u['requests']} | {u['cached']} | {u['errors']} | {u['prompt_tokens']} | "
+                  f"{u['completion_tokens']} | {_cost(u)} |" for role, u in sorted(usage.items())]
         lines.append("")
     return "\n".join(lines)
+
+
+def _cost(u: dict[str, Any]) -> str:
+    if u["cost_usd"] is None:
+        return "unknown (no price for " + ", ".join(f"`{m}`" for m in u["unpriced_models"]) + ")"
+    return f"{u['cost_usd']:.2f}"
 
 
 def _pct(x: float | None) -> str:

@@ -119,7 +119,8 @@ def stage3(cfg: Config, items: list[Item], progress: bool = True) -> tuple[dict[
             it = todo[i]
             record = {"entry_id": it.entry_id, "item_hash": it.content_hash(), "ok": c.ok,
                       "error": c.error, "backend": backend.name, "model": backend.model,
-                      "reply": c.text[:4000] if c.ok else None}
+                      "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
+                      "cached": c.cached, "reply": c.text[:4000] if c.ok else None}
             if c.ok:
                 record.update(parse_verdict(c.text))
                 known[(it.entry_id, record["item_hash"])] = record

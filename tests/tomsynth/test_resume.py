@@ -85,3 +85,15 @@ def test_kill_and_resume_gives_the_uninterrupted_dataset(tmp_path, server, scrip
     b = load_from_disk(str(tmp_path / "killed" / "datasets" / "ToM-Synth-27K"))["train"]
     assert len(a) == total - 4
     assert a.to_list() == b.to_list()
+
+    # The card's tokens and cost come from the records, so the killed-and-resumed run reports
+    # what the uninterrupted one does (it used to count only the last resumed run).
+    def cost_table(run: str) -> list[str]:
+        card = (tmp_path / run / "datasets" / "ToM-Synth-27K" / "README.md").read_text()
+        return [line for line in card.split("## Tokens and cost")[1].splitlines()
+                if line.startswith(("| generator", "| verifier"))]
+
+    whole_rows, killed_rows = cost_table("whole"), cost_table("killed")
+    assert len(whole_rows) == 2 and whole_rows == killed_rows, (whole_rows, killed_rows)
+    generator = whole_rows[0].split("|")
+    assert int(generator[2]) == total and int(generator[5]) > 0 and float(generator[7]) > 0
