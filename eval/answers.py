@@ -13,8 +13,11 @@ Extraction (`extract_answer`):
    not use the tags; never used for RL outcome credit because that requires the format): within
    the last `FALLBACK_WINDOW` characters after the last `</think>`, the text of the last
    "answer: X" / "the answer is X" line, else the last `\\boxed{X}`, else an unclosed trailing
-   `<answer>X`, else the whole remaining reply when it is at most `SHORT_REPLY_CHARS` long.
-   A reply whose `<think>` is never closed has no answer.
+   `<answer>X`, else the whole remaining reply when it is at most `SHORT_REPLY_CHARS` long,
+   else, for a multiple-choice question (`choices` given; `score` gives them for `choice` rows),
+   the first paragraph of a reply that opens with an option label (`B. <long option text>`) or
+   a reply that is exactly one option's text. A reply whose `<think>` is never closed has no
+   answer.
 
 Comparison (`is_correct`), by answer type:
 - `choice`: the gold is a letter among `choices`. `B`, `(B)`, `B.`, `B) text`, `Option B`,
@@ -109,8 +112,11 @@ def check_format(completion: str) -> bool:
     return bool(completion[a0 + len(_ANSWER_OPEN) : a1].strip())
 
 
-def extract_answer(completion: str, *, fallback: bool = True) -> str | None:
-    """The answer text of a completion (see the module docstring for the rules), or None."""
+def extract_answer(completion: str, *, fallback: bool = True,
+                   choices: Sequence[str] | None = None) -> str | None:
+    """The answer text of a completion (see the module docstring for the rules), or None.
+    `choices` (the options of a multiple-choice question) enables the last fallback: a long
+    untagged reply that starts with an option label."""
     if not isinstance(completion, str) or not completion:
         return None
     low = completion.translate(_ASCII_LOWER)
@@ -148,6 +154,27 @@ def extract_answer(completion: str, *, fallback: bool = True) -> str | None:
     rest = tail.strip()
     if rest and len(rest) <= SHORT_REPLY_CHARS and len(completion) - start <= FALLBACK_WINDOW:
         return rest
+    if choices and unclosed is None:
+        return _labelled_reply(completion[start:], choices)
+    return None
+
+
+# an option label opening a reply: "B. ", "B) ", "(B) ", "[B] ", "B: "
+_OPTION_LABEL = re.compile(r"\s*(?:[\(\[]([A-Z])[\)\]]|([A-Z])[.)：:])[ \t]*(?=\S)")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def _labelled_reply(reply: str, choices: Sequence[str]) -> str | None:
+    """A multiple-choice reply without tags, too long for the short-reply fallback: when it
+    opens with an option label ("B. <long option text>") its first paragraph is the answer (the
+    comparison then checks that the paragraph names no other option); when the whole reply is
+    one option's text, that text is."""
+    m = _OPTION_LABEL.match(reply)
+    if m and _LETTERS.index(m.group(1) or m.group(2)) < len(choices):
+        return _PARAGRAPH_BREAK.split(reply.strip(), maxsplit=1)[0][:MAX_ANSWER_CHARS + 1]
+    whole = _squash(reply[:MAX_ANSWER_CHARS + 1])
+    if any(isinstance(c, str) and _squash(c) == whole for c in choices):
+        return reply.strip()
     return None
 
 
@@ -1316,7 +1343,8 @@ _RULES = {
 def score(completion: str, gold: str, answer_type: str, choices: Sequence[str] = ()) -> Verdict:
     """The evaluation verdict of a completion: format, extracted answer (with fallback) and
     correctness."""
-    extracted = extract_answer(completion, fallback=True)
+    extracted = extract_answer(completion, fallback=True,
+                               choices=choices if answer_type == "choice" else None)
     return Verdict(
         format_ok=check_format(completion),
         extracted=extracted,

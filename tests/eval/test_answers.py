@@ -515,3 +515,59 @@ def test_math_presentation_invariance(data):
     variant = data.draw(st.sampled_from(PRESENTATIONS)).format(spaced)
     assert is_correct(variant, gold, "number"), variant
     assert outcome_reward(tagged(variant), gold, "number") == 1.0, variant
+
+
+# ------------------------------------------------------- long untagged multiple-choice replies
+# Issue 16 item 5: a model without the tags that answers "B. <option text>" with an option longer
+# than the short-reply fallback (200 characters) used to count as no answer (ToMBench 9 of 2,860
+# items, ToMATO 27 of 806 with a perfect answerer).
+
+TOMATO_OPTIONS = [  # ToMATO-style options: "She thinks that ..." sentences, one over 200 characters
+    "She thinks that he feels hopeful about the deal.",
+    "She thinks that he feels persistent and determined to get the best deal possible on the couch "
+    "set, but also respectful of her boundaries and of the price she set at the start, and that he "
+    "will not push further if she says no again.",
+    "She thinks that he feels cautious about the price.",
+    "She thinks that he feels confident and decisive.",
+]
+
+
+@pytest.mark.parametrize("reply", [
+    "B. " + TOMATO_OPTIONS[1],
+    "(B) " + TOMATO_OPTIONS[1],
+    "B) " + TOMATO_OPTIONS[1] + "\n\nThe conversation shows him holding his offer politely.",
+    "<think>He keeps his offer.</think>\nB: " + TOMATO_OPTIONS[1],
+    TOMATO_OPTIONS[1],  # the option's text alone
+])
+def test_long_untagged_choice_reply_with_a_leading_label_is_read(reply):
+    assert len(TOMATO_OPTIONS[1]) > 200
+    v = score(reply, "B", "choice", TOMATO_OPTIONS)
+    assert v.correct and not v.format_ok
+
+
+@pytest.mark.parametrize("reply", [
+    "B. " + TOMATO_OPTIONS[1] + " Or maybe C: he is cautious about the price of the set.",  # two
+    "C. " + TOMATO_OPTIONS[1],  # label and text disagree
+    "E. " + TOMATO_OPTIONS[1],  # no option E
+    "A lot happens here. " + TOMATO_OPTIONS[1] + " " + TOMATO_OPTIONS[2],  # "A" is the article
+    "<think>B. " + TOMATO_OPTIONS[1],  # still thinking
+    "<answer>C</answer> B. " + TOMATO_OPTIONS[1],  # the tagged answer decides
+])
+def test_long_untagged_choice_reply_is_not_credited_without_one_label(reply):
+    assert not score(reply, "B", "choice", TOMATO_OPTIONS).correct
+
+
+def test_leading_label_is_only_read_for_choice_questions_and_never_rewarded():
+    reply = "B. " + TOMATO_OPTIONS[1]
+    assert extract_answer(reply) is None  # no options given: nothing to read a label against
+    assert extract_answer(reply, choices=TOMATO_OPTIONS) == reply
+    assert not score(reply, "basket", "short", TOMATO_OPTIONS).correct
+    assert outcome_reward(reply, "B", "choice", TOMATO_OPTIONS) == 0.0  # the reward needs the tags
+
+
+def test_tombench_style_two_option_item_with_a_long_option():
+    # ToMBench items carry their own "A. " prefixes in some options; the loader strips them, the
+    # model may echo them back.
+    options = ["Yes", "No, because " + "she had not seen the note that he left on the table. " * 5]
+    assert score("B. " + options[1], "B", "choice", options).correct
+    assert not score("A. " + options[1], "B", "choice", options).correct
