@@ -9,6 +9,7 @@ import hashlib
 import json
 import random
 import re
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterator
@@ -23,6 +24,12 @@ def fail(path: Path | str, where: str | int | None, message: str) -> BenchmarkFo
     loc = f"line {where}" if isinstance(where, int) else where
     text = " ".join(str(message).split())  # one line, whatever the quoted value holds
     return BenchmarkFormatError(f"{path}: {loc}: {text}" if loc else f"{path}: {text}")
+
+
+def warn(message: str) -> None:
+    """One `warning: ...` line on stderr, as the runner writes its own: a loader's note about odd
+    release rows that are loaded anyway (the count, never one line per row)."""
+    print(f"warning: {' '.join(message.split())}", file=sys.stderr, flush=True)
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

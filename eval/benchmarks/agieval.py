@@ -5,20 +5,28 @@ Release format (github.com/ruixiangcui/AGIEval, `data/v1/<task>.jsonl`): `passag
 of letters for the multi-answer tasks gaokao-physics and jec-qa-*), `answer` (the gold of the
 cloze tasks math and gaokao-mathcloze), `other`. The task is the file name.
 
-Scoring as in the original: exact match of the chosen letter; multi-answer items need exactly the
-gold set of letters; cloze answers are compared for mathematical equivalence (the shared parser's
-`number` rule). Accuracy is reported per task; `task_average` is the unweighted mean over tasks.
+Scoring as in the original (`src/evaluation.py`, `evaluate_single_sample`): exact match of the
+chosen letter; multi-answer items need exactly the gold set of letters; cloze answers are compared
+for mathematical equivalence (the shared parser's `number` rule). Accuracy is reported per task;
+`task_average` is the unweighted mean over the tasks loaded: the original's table averages 21,
+sat-en-without-passage included, and so does a folder of the whole release here.
 English tasks get English instructions and Chinese tasks Chinese ones, as in the original.
+
+A few release labels can never equal what the original's parser returns (a single-answer task
+compares one letter with `"AD"`; a multi-answer task compares a set of letters with `{'B', '。'}`
+or with the empty label `[]`, which falls back to the null `answer`). Such an item is loaded,
+asked, and scored wrong whatever the reply, as there; `meta.unscorable` says why, the metrics
+count them and the loader warns once with the count.
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from eval import answers
 from eval.benchmarks._formats import (
-    LETTERS, check_unique_ids, fail, has_cjk, letters_for, option_lines, read_jsonl, require,
+    LETTERS, check_unique_ids, fail, has_cjk, letters_for, option_lines, read_jsonl, require, warn,
 )
 from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns, default_score
 from eval.rows import make_row, meta
@@ -86,21 +94,45 @@ def _cloze_gold(answer: str) -> str:
     return ";".join(p for p in parts if p)
 
 
-def _gold_letters(label: Any, n_options: int, file: Path, n: int) -> list[str]:
-    labels = label if isinstance(label, list) else [label]
-    if not labels or not all(isinstance(x, str) and x.strip() for x in labels):
+class Gold(NamedTuple):
+    letters: list[str]  # the gold letters, sorted
+    unscorable: str | None  # why the original's comparison can never succeed, else None
+
+
+def _letter(x: Any) -> str | None:
+    """The capital letter a label entry names (`"b"`, `" B"`), else None (`"AD"`, `"。"`)."""
+    return x.strip().upper() if isinstance(x, str) and re.fullmatch(r"\s*[A-Za-z]\s*", x) else None
+
+
+def _gold(label: Any, task: str, n_options: int, file: Path, n: int) -> Gold:
+    """The gold letters of a release label, judged by the original's comparison: a single-answer
+    task compares the parsed letter with the label string (`==`); a multi-answer task compares
+    the set of parsed letters with `set(label)` (a list) or `{label}` (a string)."""
+    if not isinstance(label, (str, list)):
         raise fail(file, n, f"field 'label': expected a letter or a list of letters, got {label!r}")
-    letters = sorted({x.strip().upper() for x in labels})
     valid = LETTERS[:n_options]
-    bad = [x for x in letters if len(x) != 1 or x not in valid]
-    if bad:
-        raise fail(file, n, f"field 'label': {', '.join(bad)} not among the options {valid[0]}-{valid[-1]}")
-    return letters
+    entries = label if isinstance(label, list) else [label]
+    single = [_letter(x) for x in entries]
+    if all(single) and single:
+        out = [x for x in single if x not in valid]
+        if out:  # a letter the item has no option for: a broken file, not an odd label
+            raise fail(file, n, f"field 'label': {', '.join(out)} not among the options {valid[0]}-{valid[-1]}")
+        letters = sorted(set(single))
+        if task in MULTI_ANSWER_TASKS or isinstance(label, str):
+            return Gold(letters, None)
+        return Gold(letters, "a list label in a single-answer task (compared with one letter)")
+    # Keep whatever letters the label names (`"A B D"` -> A, B, D) for the record.
+    letters = sorted({c for x in entries if isinstance(x, str) for c in x.upper() if c in valid})
+    if not entries:
+        return Gold(letters, "empty label (the original falls back to the null 'answer')")
+    if isinstance(label, str):
+        return Gold(letters, f"label {label!r} is not one letter (compared with one letter)")
+    return Gold(letters, f"label {label!r} holds entries that are not option letters")
 
 
-def _task_rows(file: Path) -> tuple[list[Row], dict[str, str]]:
+def _task_rows(file: Path) -> tuple[list[Row], dict[str, str], list[int]]:
     task = file.stem
-    rows, where = [], {}
+    rows, where, unscorable = [], {}, []
     for n, obj in read_jsonl(file):
         question = require(obj, "question", file, n)
         passage = obj.get("passage")
@@ -123,12 +155,20 @@ def _task_rows(file: Path) -> tuple[list[Row], dict[str, str]]:
             if len(options_raw) > len(LETTERS):
                 raise fail(file, n, f"field 'options': {len(options_raw)} options, at most {len(LETTERS)}")
             options = [strip_label(o, i) for i, o in enumerate(options_raw)]
-            gold = _gold_letters(require(obj, "label", file, n, (str, list)), len(options), file, n)
-            multi = task in MULTI_ANSWER_TASKS or isinstance(obj["label"], list) and len(gold) > 1
+            if obj.get("label") is None:
+                raise fail(file, n, "field 'label': missing")
+            gold = _gold(obj["label"], task, len(options), file, n)
+            multi = task in MULTI_ANSWER_TASKS
             parts += [option_lines(options),
                       text["multi"] if multi else text["single"].format(span=letters_for(len(options)))]
-            item_meta.update(kind="multi_answer" if multi else "multiple_choice", gold_letters=gold)
-            answer, answer_type, choices = "".join(gold), ("choice" if len(gold) == 1 else "short"), options
+            item_meta.update(kind="multi_answer" if multi else "multiple_choice", gold_letters=gold.letters)
+            if gold.unscorable:
+                item_meta["unscorable"] = gold.unscorable
+                unscorable.append(n)
+            # An unscorable row keeps the release label as its answer text (never matched).
+            answer = "".join(gold.letters) if not gold.unscorable else _label_text(obj["label"])
+            answer_type = "choice" if len(gold.letters) == 1 and not gold.unscorable else "short"
+            choices = options
         else:  # cloze
             gold_text = require(obj, "answer", file, n, (str, int, float))
             answer = _cloze_gold(str(gold_text))
@@ -143,7 +183,12 @@ def _task_rows(file: Path) -> tuple[list[Row], dict[str, str]]:
         where[rid] = f"line {n}"
     if not rows:
         raise fail(file, None, "no items")
-    return rows, where
+    return rows, where, unscorable
+
+
+def _label_text(label: Any) -> str:
+    text = " ".join(map(str, label)) if isinstance(label, list) else str(label)
+    return text.strip() or "[]"
 
 
 def load(path: Path) -> list[Row]:
@@ -155,13 +200,22 @@ def load(path: Path) -> list[Row]:
         base = next((p for p in (path / "data" / "v1", path / "v1", path) if p.is_dir() and any(p.glob("*.jsonl"))), None)
         if base is None:
             raise BenchmarkFormatError(f"{path}: no <task>.jsonl files found (expected AGIEval's data/v1/)")
-        # The passage-less SAT copy repeats sat-en's questions: opt in by naming the file.
-        files = sorted(p for p in base.glob("*.jsonl") if p.stem != "sat-en-without-passage")
+        # sat-en-without-passage (sat-en's questions without their passages) is one of the
+        # original's 21 tasks, in its table and its average.
+        files = sorted(base.glob("*.jsonl"))
     rows: list[Row] = []
+    odd: list[str] = []
     for file in files:
-        file_rows, where = _task_rows(file)
+        file_rows, where, unscorable = _task_rows(file)
         check_unique_ids(file_rows, file, where)
         rows += file_rows
+        if unscorable:
+            odd.append(f"{file.name} line{'s' if len(unscorable) > 1 else ''} "
+                       f"{', '.join(map(str, unscorable))}")
+    if odd:
+        count = sum(1 for r in rows if "unscorable" in meta(r))
+        warn(f"agieval: {count} item(s) with a label the original scorer can never match "
+             f"({'; '.join(odd)}): loaded and scored wrong, as there")
     return rows
 
 
@@ -180,6 +234,9 @@ def score(row: Row, response: str) -> Record:
     """The shared parser's verdict, except that a multi-answer item compares the set of letters
     in the extracted answer with the gold set (the original's exact-set rule)."""
     m = meta(row)
+    if m.get("unscorable"):
+        extracted = answers.extract_answer(response)
+        return {"extracted": extracted, "correct": False, "format_ok": answers.check_format(response)}
     if m.get("kind") != "multi_answer" or len(m.get("gold_letters", [])) < 2:
         return default_score(row, response)
     extracted = answers.extract_answer(response)
@@ -192,6 +249,7 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     out = accuracy_with_breakdowns(records, ("task", "language", "kind"))
     tasks = out.get("by_task", {})
     out["task_average"] = sum(t["accuracy"] for t in tasks.values()) / len(tasks) if tasks else 0.0
+    out["unscorable"] = sum(1 for r in records if r.get("meta", {}).get("unscorable"))
     return out
 
 
@@ -205,5 +263,6 @@ BENCHMARK = Benchmark(
     score=score,
     aggregate=aggregate,
     notes="Per task: letter accuracy (multi-answer items need the exact set of letters); cloze "
-          "items (math, gaokao-mathcloze) by mathematical equivalence.",
+          "items (math, gaokao-mathcloze) by mathematical equivalence; task_average over the "
+          "tasks loaded (21 in the release); labels the original can never match score wrong.",
 )

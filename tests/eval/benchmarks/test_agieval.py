@@ -173,3 +173,78 @@ def test_missing_question_and_missing_cloze_answer(copy):
 def test_folder_without_tasks(tmp_path):
     with pytest.raises(BenchmarkFormatError, match="no <task>.jsonl files"):
         load(tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# The release's odd labels and the 21-task average, on a fixture in data/v1/ layout
+# (tests/eval/fixtures/agieval), checked against the original scorer's rules.
+
+FIXTURE = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "agieval"
+
+
+@pytest.fixture(scope="module")
+def fixture_rows():
+    return load(FIXTURE)
+
+
+def test_odd_labels_load_with_one_warning(capsys):
+    rows = load(FIXTURE)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("warning: agieval: 4 item(s)")
+    assert "gaokao-mathqa.jsonl lines 2, 3" in err[0] and "jec-qa-kd.jsonl line 2" in err[0]
+    odd = {r["id"]: meta(r) for r in rows if "unscorable" in meta(r)}
+    assert set(odd) == {"agieval-gaokao-mathqa-2", "agieval-gaokao-mathqa-3",
+                        "agieval-jec-qa-ca-2", "agieval-jec-qa-kd-2"}
+    assert odd["agieval-gaokao-mathqa-3"]["gold_letters"] == ["A", "B", "D"]  # "A B D"
+    assert odd["agieval-jec-qa-kd-2"]["gold_letters"] == []
+    for r in rows:
+        validate_row(r)
+
+
+def test_a_folder_holds_the_originals_21st_task(fixture_rows):
+    tasks = {meta(r)["task"] for r in fixture_rows}
+    assert "sat-en-without-passage" in tasks and len(tasks) == 6
+    row = next(r for r in fixture_rows if meta(r)["task"] == "sat-en-without-passage")
+    assert "lighthouse" not in row["prompt"][-1]["content"]  # its passage is null in the release
+
+
+def test_metrics_match_the_original_rules_by_hand(fixture_rows):
+    # ruixiangcui/AGIEval src/evaluation.py evaluate_single_sample: multi-answer tasks (jec-qa-*,
+    # gaokao-physics) compare set(parsed letters) with set(label); every other choice task compares
+    # the one parsed letter with the label string (so "AD" and "A B D" never match); math tasks use
+    # is_equiv. dataset_loader.load_dataset_as_result_schema replaces a falsy label ([]) with the
+    # null 'answer'. post_process_and_evaluation.py averages the per-task accuracies over its 21
+    # datasets (sat-en-without-passage included).
+    replies = {
+        "agieval-gaokao-mathqa-1": "B",        # == "B": right
+        "agieval-gaokao-mathqa-2": "AD",       # one letter "A" != "AD": wrong
+        "agieval-gaokao-mathqa-3": "ABD",      # wrong for the same reason
+        "agieval-jec-qa-ca-1": "B, D",         # {B, D} == {B, D}: right
+        "agieval-jec-qa-ca-2": "B",            # {B} != {B, 。}: wrong
+        "agieval-jec-qa-kd-1": "C",            # {C} == {C}: right
+        "agieval-jec-qa-kd-2": "A",            # label [] -> answer None: wrong
+        "agieval-sat-en-1": "A",               # right
+        "agieval-sat-en-without-passage-1": "B",  # wrong
+        "agieval-math-1": "\\frac{1}{2}",      # is_equiv: right
+    }
+    assert set(replies) == {r["id"] for r in fixture_rows}
+    metrics = BENCHMARK.metrics(scripted_records(
+        BENCHMARK, fixture_rows, lambda r: f"<think>x</think><answer>{replies[r['id']]}</answer>"))
+    by_task = {t: v["accuracy"] for t, v in metrics["by_task"].items()}
+    assert by_task == pytest.approx({"gaokao-mathqa": 1 / 3, "jec-qa-ca": 1 / 2, "jec-qa-kd": 1 / 2,
+                                     "sat-en": 1.0, "sat-en-without-passage": 0.0, "math": 1.0})
+    assert metrics["task_average"] == pytest.approx((1 / 3 + 1 / 2 + 1 / 2 + 1 + 0 + 1) / 6)
+    assert metrics["accuracy"] == pytest.approx(5 / 10)
+    assert metrics["unscorable"] == 4
+
+
+def test_a_perfect_answerer_cannot_score_what_the_original_cannot(fixture_rows):
+    metrics = BENCHMARK.metrics(scripted_records(BENCHMARK, fixture_rows, _perfect))
+    assert metrics["accuracy"] == pytest.approx(6 / 10) and metrics["unscorable"] == 4
+
+
+def test_label_that_is_neither_letter_nor_list_still_fails(copy):
+    f = copy / "data" / "v1" / "sat-math.jsonl"
+    _edit(f, 1, lambda o: o.update(label=3))
+    with pytest.raises(BenchmarkFormatError, match=re.escape(f"{f}: line 1: field 'label': expected")):
+        load(copy)
