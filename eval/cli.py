@@ -22,6 +22,8 @@ from typing import Any, Sequence
 
 import yaml
 
+from eval.paths import describe_error
+
 EXIT_ERROR = 2
 EXIT_INCOMPLETE = 3  # the run finished but some prompts failed (re-run to retry them)
 EXIT_INTERRUPTED = 130
@@ -91,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run(args: argparse.Namespace) -> int:
     from eval.backends import load_backend
-    from eval.runner import load_tasks, run_suite
+    from eval.runner import check_output, load_tasks, run_suite
     from eval.suites import resolve_suite
 
     try:
@@ -108,9 +110,11 @@ def _run(args: argparse.Namespace) -> int:
     # check every input before the (possibly slow) model load
     load_tasks(suite, limit=args.limit, data=data, overrides=overrides,
                skip_missing=args.skip_missing, log=lambda message: None)
-    backend = load_backend(args.backend, args.model, **options)
     label = args.label or Path(str(args.model).rstrip("/")).name or str(args.model)
     output = Path(args.output) if args.output else Path("runs/eval") / _slug(label) / _slug(suite.name)
+    if not args.fresh:  # before the model load; run_suite checks again with the loaded backend
+        check_output(output, args.backend, str(args.model))
+    backend = load_backend(args.backend, args.model, **options)
     try:
         results = run_suite(suite, backend, output, limit=args.limit, data=data, overrides=overrides,
                             label=label, fresh=args.fresh, skip_missing=args.skip_missing,
@@ -181,6 +185,5 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return EXIT_INTERRUPTED
     except (ValueError, OSError, UnknownBenchmark, BackendError, ImportError) as e:
-        message = " ".join(str(e).split()) or type(e).__name__
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {describe_error(e)}", file=sys.stderr)
         return EXIT_ERROR

@@ -61,16 +61,32 @@ def build_table(runs: Sequence[dict[str, Any]]) -> Table:
         shared = [row[names.index(n)] for n in common]
         avg = sum(shared) / len(shared) if shared else None
         cells.append([None if v is None else 100 * v for v in row] + [None if avg is None else 100 * avg])
-    return Table(columns=names + ["Avg"], labels=[label_of(r) for r in runs], cells=cells,
+    return Table(columns=names + ["Avg"], labels=distinct_labels(runs), cells=cells,
                  avg_over=common)
 
 
+def distinct_labels(runs: Sequence[dict[str, Any]]) -> list[str]:
+    """Each run's label, made distinct where two runs share one (two checkpoints both called
+    `final`, programmatic runs all labelled after a `scripted` backend): first by the model,
+    then by where the results file is."""
+    labels = [label_of(r) for r in runs]
+    for extra in (lambda r: str(r.get("model") or "?"),
+                  lambda r: str(Path(r["_path"]).parent) if r.get("_path") else "?"):
+        clashing = {x for x in labels if labels.count(x) > 1}
+        if not clashing:
+            break
+        labels = [f"{x} ({extra(r)})" if x in clashing else x for x, r in zip(labels, runs)]
+    clashing = {x for x in labels if labels.count(x) > 1}
+    return [f"{x} #{i + 1}" if x in clashing else x for i, x in enumerate(labels)]
+
+
 def _fmt(value: float | None, base: float | None = None, deltas: bool = False) -> str:
+    """A score in percent; a delta in percentage points."""
     if value is None:
         return "–"
-    text = f"{value:.2f}"
+    text = f"{value:.2f}%"
     if deltas and base is not None:
-        text += f" ({value - base:+.2f})"
+        text += f" ({value - base:+.2f} pp)"
     return text
 
 
@@ -119,14 +135,14 @@ def scores_chart(table: Table) -> bytes:
 def order_chart(runs: Sequence[dict[str, Any]], benchmark: str) -> bytes | None:
     """Accuracy per belief order (0 = reality / first order questions as the benchmark defines)."""
     series = []
-    for r in runs:
+    for label, r in zip(distinct_labels(runs), runs):
         by_order = r["benchmarks"].get(benchmark, {}).get("metrics", {}).get("by_order")
         if isinstance(by_order, dict) and by_order:
             points = sorted(((_as_number(k), v.get("accuracy")) for k, v in by_order.items()
                              if isinstance(v, dict) and isinstance(v.get("accuracy"), (int, float))),
                             key=lambda p: p[0])
             if points:
-                series.append((label_of(r), points))
+                series.append((label, points))
     if not series:
         return None
     fig = _figure(5.5, 3.4)
@@ -165,7 +181,7 @@ def _headline(group: dict[str, Any]) -> tuple[str, float] | None:
 def breakdown_sections(runs: Sequence[dict[str, Any]]) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) tables: each benchmark's scalar metrics and by_<key> breakdowns,
     runs as columns."""
-    labels = [label_of(r) for r in runs]
+    labels = distinct_labels(runs)
     sections = []
     for name in _benchmark_order(runs):
         entries = [r["benchmarks"].get(name) for r in runs]
@@ -196,7 +212,7 @@ def breakdown_sections(runs: Sequence[dict[str, Any]]) -> list[tuple[str, list[s
                     head = _headline(group) if isinstance(group, dict) else None
                     n = group.get("n") if isinstance(group, dict) else None
                     cells.append("–" if head is None else
-                                 f"{100 * head[1]:.1f}" + (f" (n={n})" if n is not None else ""))
+                                 f"{100 * head[1]:.1f}%" + (f" (n={n})" if n is not None else ""))
                 table_rows.append([str(value), *cells])
             sections.append((f"{display(name)} {key.replace('_', ' ')}", [key[3:], *labels], table_rows))
     return sections
@@ -212,7 +228,7 @@ def _cell(value: Any, key: str) -> str:
         return f"{value:.0f}"
     if key == "mean_completion_tokens" or not 0 <= value <= 1:
         return f"{value:.1f}"
-    return f"{100 * value:.2f}"
+    return f"{100 * value:.2f}%"
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
@@ -263,13 +279,14 @@ def write_report(runs: Sequence[dict[str, Any]], out_dir: str | Path, *, deltas:
         written[filename] = out / filename
 
     avg_note = (f"Avg: mean over {len(table.avg_over)} benchmark(s) every run has "
-                f"({', '.join(map(display, table.avg_over)) or 'none'}). Scores in %"
-                + ("; deltas against the first row." if deltas and len(runs) > 1 else "."))
+                f"({', '.join(map(display, table.avg_over)) or 'none'})"
+                + ("; deltas against the first row, in percentage points (pp)."
+                   if deltas and len(runs) > 1 else "."))
     sections = breakdown_sections(runs)
 
     md = [f"# {title}", "", table_markdown(table, deltas=deltas), "", avg_note, ""]
-    for r in runs:
-        md += [f"**{label_of(r)}**", *[f"- {fact}" for fact in _run_facts(r)], ""]
+    for label, r in zip(table.labels, runs):
+        md += [f"**{label}**", *[f"- {fact}" for fact in _run_facts(r)], ""]
     for caption, filename, _ in images:
         md += [f"![{caption}]({filename})", ""]
     md += ["## Breakdowns", ""]
@@ -284,8 +301,8 @@ def write_report(runs: Sequence[dict[str, Any]], out_dir: str | Path, *, deltas:
                  for i, (label, row) in enumerate(zip(table.labels, table.cells))]
     parts = [f"<h1>{html.escape(title)}</h1>", _html_table(main_header, main_rows),
              f"<p>{html.escape(avg_note)}</p>"]
-    for r in runs:
-        parts.append(f"<p><b>{html.escape(label_of(r))}</b></p><ul>"
+    for label, r in zip(table.labels, runs):
+        parts.append(f"<p><b>{html.escape(label)}</b></p><ul>"
                      + "".join(f"<li>{html.escape(f)}</li>" for f in _run_facts(r)) + "</ul>")
     for caption, _, png in images:
         data = base64.b64encode(png).decode("ascii")

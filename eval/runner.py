@@ -56,6 +56,34 @@ def run_key(backend: Backend, config: GenerationConfig) -> str:
                  "generation": config.as_dict()})[:16]
 
 
+class OutputInUse(ValueError):
+    """An output folder that holds another model's run; the message is one line."""
+
+
+def check_output(output_dir: str | Path, kind: str, model: str,
+                 identity: dict[str, Any] | None = None) -> None:
+    """Refuse to write over another model's run: two checkpoints with the same folder name
+    (`runs/sft/final`, `runs/grpo/final`) get the same default output folder, and the second
+    would silently drop the first one's answers and results. The same model (and backend kind,
+    and the `identity` settings given) resumes as before."""
+    path = Path(output_dir) / "results.json"
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # nothing there, or a damaged file that this run rewrites
+    described = old.get("backend") if isinstance(old, dict) else None
+    if not isinstance(described, dict):
+        return
+    mine = {"backend": kind, "model": str(model), **(identity or {})}
+    theirs = {"backend": described.get("backend"), "model": old.get("model"),
+              **{k: described.get(k) for k in identity or {}}}
+    if mine != theirs:
+        differ = ", ".join(f"{k} {theirs[k]!r} there, {mine[k]!r} here" for k in mine
+                           if mine[k] != theirs[k])
+        raise OutputInUse(f"{path}: holds the results of another run ({differ}); give another "
+                          "--label or -o to keep both, or --fresh to replace them")
+
+
 def git_state() -> tuple[str | None, bool | None]:
     """The commit of the code that ran, and whether tracked files differed from it."""
     try:
@@ -332,6 +360,10 @@ def run_tasks(
     `generation` is the run-level setting recorded at the top of the results (each benchmark
     records its own)."""
     out = Path(output_dir)
+    described = backend.describe()
+    if not fresh:
+        check_output(out, backend.name, backend.model,
+                     {k: described[k] for k in IDENTITY_KEYS if described.get(k) is not None})
     samples_dir = out / "samples"
     samples_dir.mkdir(parents=True, exist_ok=True)
     commit, dirty = git_state()
@@ -341,7 +373,7 @@ def run_tasks(
         "suite": suite_name,
         "label": label or str(backend.model).rstrip("/").split("/")[-1],
         "model": backend.model,
-        "backend": backend.describe(),
+        "backend": described,
         "generation": (generation or (tasks[0].config if tasks else GenerationConfig())).as_dict(),
         "prompt_template_hash": None,
         "git_commit": commit,
@@ -352,6 +384,7 @@ def run_tasks(
         "benchmarks": {},
     }
     path = out / "results.json"
+    write_json(path, results)  # claims the folder for this model from the start (check_output)
     for task in tasks:
         t0 = time.time()
         run = run_benchmark(task, backend, samples_dir, fresh=fresh, progress=progress, log=log)
@@ -364,7 +397,7 @@ def run_tasks(
         write_json(path, results)
         shown = entry["score"]
         log(f"{task.benchmark.name}: {task.benchmark.primary_metric} "
-            f"{'n/a' if shown is None else f'{100 * shown:.2f}'} on {entry['n']} rows"
+            f"{'n/a' if shown is None else f'{100 * shown:.2f}%'} on {entry['n']} rows"
             + (f", {entry['n_failed']} failed" if entry["n_failed"] else ""))
     if report:
         from eval.report import write_report

@@ -48,17 +48,17 @@ def test_table_orders_categories_and_averages_over_shared_benchmarks():
     assert table.cells[1][-1] == pytest.approx((80 + 45 + 70) / 3)
     md = table_markdown(table, deltas=True)
     assert "| Model | ToMi | Hi-ToM | BigToM | SocialIQA | Avg |" in md
-    assert "| base | 50.00 | 30.00 | – | 70.00 | 50.00 |" in md
-    assert "| trained | 80.00 (+30.00) | 45.00 (+15.00) | 60.00 | 70.00 (+0.00) | 65.00 (+15.00) |" in md
+    assert "| base | 50.00% | 30.00% | – | 70.00% | 50.00% |" in md
+    assert "| trained | 80.00% (+30.00 pp) | 45.00% (+15.00 pp) | 60.00% | 70.00% (+0.00 pp) | 65.00% (+15.00 pp) |" in md
 
 
 def test_report_files(tmp_path):
     written = write_report([BASE], tmp_path)
     assert set(written) == {"report.md", "report.html", "report_scores.png", "report_hitom_by_order.png"}
     md = (tmp_path / "report.md").read_text()
-    assert "| base | 50.00 | 30.00 | 70.00 | 50.00 |" in md
+    assert "| base | 50.00% | 30.00% | 70.00% | 50.00% |" in md
     assert "![Hi-ToM per order](report_hitom_by_order.png)" in md
-    assert "### Hi-ToM by order" in md and "| 4 | 5.0 (n=20) |" in md
+    assert "### Hi-ToM by order" in md and "| 4 | 5.0% (n=20) |" in md
     html = (tmp_path / "report.html").read_text()
     assert html.count("data:image/png;base64,") == 2 and "<td>base</td>" in html
     assert (tmp_path / "report_hitom_by_order.png").read_bytes()[:4] == b"\x89PNG"
@@ -69,11 +69,24 @@ def test_compare_cli_writes_markdown_and_html(tmp_path, capsys):
     out = tmp_path / "cmp"
     assert main(["compare", str(a), str(b.parent), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "80.00 (+30.00)" in printed
-    assert "(+30.00)" in (out / "compare.md").read_text()
+    assert "80.00% (+30.00 pp)" in printed
+    assert "(+30.00 pp)" in (out / "compare.md").read_text()
     html = (out / "compare.html").read_text()
-    assert "80.00 (+30.00)" in html and "data:image/png;base64," in html
+    assert "80.00% (+30.00 pp)" in html and "data:image/png;base64," in html
     assert (out / "compare_hitom_by_order.png").exists()
+
+
+def test_compare_tells_runs_with_the_same_label_apart(tmp_path, capsys):
+    # issue 16 item 10: two checkpoints both labelled "final", and a third run with the same
+    # label and model, are three rows with three names
+    one = fake_results("final", {"tomi": 0.5})
+    two = {**fake_results("final", {"tomi": 0.8}), "model": "/models/grpo/final"}
+    a, b, c = save(tmp_path, "a", one), save(tmp_path, "b", two), save(tmp_path, "c", one)
+    assert main(["compare", str(a), str(b), str(c)]) == 0
+    printed = capsys.readouterr().out
+    assert f"| final (/models/final) ({a.parent}) | 50.00% |" in printed
+    assert "| final (/models/grpo/final) | 80.00% (+30.00 pp) |" in printed
+    assert f"| final (/models/final) ({c.parent}) | 50.00% (+0.00 pp) |" in printed
 
 
 def test_report_cli_rebuilds_next_to_results(tmp_path, capsys):

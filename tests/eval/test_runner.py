@@ -10,7 +10,7 @@ import pytest
 from eval.backends.base import Completion, GenerationConfig, ScriptedBackend
 from eval.benchmarks.base import Benchmark
 from eval.rows import make_row, user_text
-from eval.runner import Task, run_tasks
+from eval.runner import OutputInUse, Task, run_tasks
 from eval.results import load_results
 
 # Ten questions of every answer type, with an order breakdown as Hi-ToM/ExploreToM have.
@@ -120,7 +120,7 @@ def test_perfect_backend_end_to_end(tmp_path):
     assert first["extracted"] == "basket" and first["correct"] is True
     assert first["meta"] == {"order": 1} and first["response"].startswith("<think>")
     md = (out / "report.md").read_text()
-    assert "| Model | tiny | Avg |" in md and "| perfect | 100.00 | 100.00 |" in md
+    assert "| Model | tiny | Avg |" in md and "| perfect | 100.00% | 100.00% |" in md
     html = (out / "report.html").read_text()
     assert "<table>" in html and "data:image/png;base64," in html
     assert (out / "report_scores.png").stat().st_size > 1000
@@ -167,7 +167,10 @@ def test_cache_is_reused_only_for_same_settings_and_prompt(tmp_path):
     run_tasks([other_settings], b, out, log=quiet, progress=False, report=False)
     assert b.asked == 10 and len(samples(out)) == 10  # file started afresh
     b = CountingBackend(fn, model="another-model")
-    run_tasks([other_settings], b, out, log=quiet, progress=False, report=False)
+    with pytest.raises(OutputInUse, match="model .perfect. there, .another-model. here"):
+        run_tasks([other_settings], b, out, log=quiet, progress=False, report=False)
+    assert b.asked == 0  # another model's run is never written over without --fresh
+    run_tasks([other_settings], b, out, log=quiet, progress=False, report=False, fresh=True)
     assert b.asked == 10
     changed = [dict(r) for r in other_settings.rows]
     changed[3]["prompt"] = [{"role": "user", "content": "A reworded question?"}]
@@ -237,3 +240,26 @@ def test_several_samples_per_prompt_average_over_samples(tmp_path):
     assert entry["metrics"]["by_order"]["1"]["accuracy"] == pytest.approx(0.5)
     lines = samples(tmp_path / "run")
     assert len(lines) == 20 and {l["sample"] for l in lines} == {0, 1}
+
+
+def test_two_checkpoints_with_the_same_name_do_not_overwrite_each_other(tmp_path, capsys):
+    # issue 16 item 10: runs/sft/final and runs/grpo/final both default to runs/eval/final/<suite>
+    from eval.cli import main
+
+    task = tiny_task(tmp_path)
+    out = tmp_path / "runs" / "eval" / "final" / "unit"
+    run_tasks([task], ScriptedBackend(lambda c: "A", model="runs/sft/final"), out, log=quiet,
+              progress=False, report=False)
+    before = (out / "results.json").read_text()
+    with pytest.raises(OutputInUse, match="model 'runs/sft/final' there, 'runs/grpo/final' here"):
+        run_tasks([task], ScriptedBackend(lambda c: "B", model="runs/grpo/final"), out,
+                  log=quiet, progress=False, report=False)
+    assert (out / "results.json").read_text() == before
+    # the command line refuses before loading the model (which does not even exist here)
+    code = main(["run", "tomi", "--model", "runs/grpo/final", "-o", str(out), "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("error: ") and "\n" not in err and "--fresh" in err
+    # the same model resumes as before
+    b = CountingBackend(lambda c: "A", model="runs/sft/final")
+    run_tasks([task], b, out, log=quiet, progress=False, report=False)
+    assert b.asked == 0
