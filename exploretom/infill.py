@@ -118,7 +118,8 @@ def plan_steps(story: Story, rng: random.Random, max_order: int = 2) -> list[Ste
     steps = []
     for i, action in enumerate(story.actions):
         t.apply(action)
-        steps.append(Step([i], action_sentences(action, t.left_containers[i], t.action_rooms[i]),
+        sentence = action_sentences(action, t.left_containers[i], t.action_rooms[i], t.people)
+        steps.append(Step([i], sentence,
                           tracked_facts(t, max_order), rng.choice(LENGTHS), rng.choice(list(STYLES))))
     return steps
 

@@ -6,7 +6,7 @@ the container each object left; `exploretom.label` does that for you.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Collection, Sequence
 
 from exploretom.story import (BROADCAST, ENTER, LEAVE, MOVE_CONTAINER, MOVE_ROOM, PRIVATE,
                               UPDATE_STATE, Action, Topic)
@@ -24,13 +24,22 @@ def join_names(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def claim(topic: Topic) -> str:
-    """The content of a world-state message: 'the apple is in the box'."""
-    return f"{the(topic.entity)} is in {the(topic.value)}"
+def claim(topic: Topic, people: Collection[str] = ()) -> str:
+    """The content of a world-state message: 'the apple is in the box', 'George is in the
+    bedroom' (a person's name takes no article; `people` are the story's people)."""
+    entity = topic.entity if topic.entity in people else the(topic.entity)
+    return f"{entity} is in {the(topic.value)}"
 
 
-def action_clause(action: Action, left_container: str = "", room: str = "") -> str:
-    """The action as a clause without final period (also used in 'before <action>' questions)."""
+def story_people(actions: Sequence[Action]) -> frozenset[str]:
+    """Everyone an action of the story names (a message can only be about one of them)."""
+    return frozenset(p for a in actions for p in a.people())
+
+
+def action_clause(action: Action, left_container: str = "", room: str = "",
+                  people: Collection[str] = ()) -> str:
+    """The action as a clause without final period (also used in 'before <action>' questions).
+    `people` (the story's people) tells a message about a person from one about a thing."""
     p = action.person
     t = action.type
     if t == ENTER:
@@ -47,7 +56,7 @@ def action_clause(action: Action, left_container: str = "", room: str = "") -> s
         return action.text.strip().rstrip(".")
     topic = action.topic
     assert topic is not None
-    content = f"about {the(topic.topic)}" if topic.is_abstract else f"that {claim(topic)}"
+    content = f"about {the(topic.topic)}" if topic.is_abstract else f"that {claim(topic, people)}"
     if t == PRIVATE:
         return f"{p} told privately to {action.listener} {content}"
     if t == BROADCAST:
@@ -63,9 +72,10 @@ def short_clause(action: Action) -> str:
     return action_clause(action)
 
 
-def action_sentences(action: Action, left_container: str = "", room: str = "") -> str:
+def action_sentences(action: Action, left_container: str = "", room: str = "",
+                     people: Collection[str] = ()) -> str:
     """The action's sentence followed by its modifier sentences."""
-    out = [action_clause(action, left_container, room) + "."]
+    out = [action_clause(action, left_container, room, people) + "."]
     if action.peeking:
         out.append(f"While this action was happening, {join_names(action.peeking)} witnessed "
                    "this action in secret (and only this action).")
@@ -80,6 +90,7 @@ def render_story(actions: Sequence[Action], left_containers: Sequence[str],
                  action_rooms: Sequence[str]) -> str:
     """The whole story, one action per line. `left_containers[i]` is the container a
     move_object_room took the object out of ("" if none); `action_rooms[i]` the actor's room."""
-    return "\n".join(action_sentences(a, lc, r)
+    people = story_people(actions)
+    return "\n".join(action_sentences(a, lc, r, people)
                      for a, lc, r in zip(actions, left_containers, action_rooms))
 

@@ -158,12 +158,13 @@ def parse_topic(raw: Any, where: str) -> Topic:
 
 
 def parse_action(raw: Any, index: int) -> Action:
+    """One action; `index` is 0-based, messages number actions from 1 (as StoryError does)."""
     if not isinstance(raw, dict):
-        raise StoryFormatError(f"action {index}: expected an object, got {type(raw).__name__}")
+        raise StoryFormatError(f"action {index + 1}: expected an object, got {type(raw).__name__}")
     typ = raw.get("type")
-    where = f"action {index} ({typ})"
+    where = f"action {index + 1} ({typ})"
     if typ not in REQUIRED_FIELDS:
-        raise StoryFormatError(f"action {index}: unknown action type {typ!r}")
+        raise StoryFormatError(f"action {index + 1}: unknown action type {typ!r}")
     peeking = _names(raw, "peeking", where)
     distracted = _names(raw, "distracted", where)
     if typ == MOVE_ROOM and (peeking or distracted):

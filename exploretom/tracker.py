@@ -43,10 +43,13 @@ class Away(NamedTuple):
 
 
 class StoryError(ValueError):
-    """A precondition failed: names the action index, its type and the reason."""
+    """A precondition failed: names the action, its type and the reason.
+
+    `index` is 0-based (a position in the actions list); the message numbers actions from 1,
+    as the sentences of the rendered story are read ("action 6" is the sixth sentence)."""
 
     def __init__(self, index: int, action_type: str, reason: str) -> None:
-        super().__init__(f"action {index} ({action_type}): {reason}")
+        super().__init__(f"action {index + 1} ({action_type}): {reason}")
         self.index, self.action_type, self.reason = index, action_type, reason
 
 
@@ -362,9 +365,7 @@ class Tracker:
             if len(w) < 2:
                 raise StoryError(i, a.type, f"nobody else is in the {room} to hear {s}")
         topic = a.topic
-        msg = None
-        if not topic.is_abstract:
-            msg = self._message(a, i, s)
+        about, msg = ("", -1) if topic.is_abstract else self._message(a, i, s)
         peek, dist = self._check_modifiers(a, i, w)
         observers = (w | peek) - dist
         if topic.is_abstract:
@@ -378,26 +379,67 @@ class Tracker:
                 mine = self._mine(c)
                 for x in (w | {c[0]}) if len(c) == 1 else w:
                     mine[("knows", x, t)] = (True, i)
-        else:
+        elif about == "object":
             for c in self._chains(observers, w):
                 self._adopt(c, topic.entity, topic.property, topic.value, msg)
+        elif about == "person":
+            for c in self._chains(observers, w):
+                self._adopt_person(c, topic.entity, topic.value, msg)
         self._record(a, observers, room)
 
-    def _message(self, a: Action, i: int, speaker: str) -> int:
-        """Check a world-state claim against the speaker's belief; return that belief's ts."""
+    def _message(self, a: Action, i: int, speaker: str) -> tuple[str, int]:
+        """Check a world-state claim against the speaker's belief. Returns what it is about
+        ("object", "person" or "container") and the ts of the speaker's belief."""
         t = a.topic
-        if t.entity not in self.loc_history:
-            raise StoryError(i, a.type, f"the {t.entity} has not appeared in the story")
-        entry = self.beliefs.get((speaker,), {}).get(("loc", t.entity))
+        e, value = t.entity, t.value
+        if e in self.person_room and e in self.people:
+            if t.property != ROOM_LOCATION:
+                raise StoryError(i, a.type, f"{e} is a person: a message can say which room "
+                                 f"{e} is in, not which container")
+            self._check_room_name(a, i, value)
+            entry = self.beliefs.get((speaker,), {}).get(("at", e))
+            believed, ts = entry if entry else (None, -1)
+            if not isinstance(believed, str):
+                where = f" (only that {e} left the {believed.room})" if believed else ""
+                raise StoryError(i, a.type, f"{speaker} does not know which room {e} is "
+                                 f"in{where}")
+            if believed != value:
+                raise StoryError(i, a.type, f"{speaker} believes {e} is in the {believed}, "
+                                 f"not in the {value}")
+            return "person", ts
+        if e in self.container_room:
+            if t.property != ROOM_LOCATION:
+                raise StoryError(i, a.type, f"the {e} is a container: a message can say which "
+                                 "room it is in, not which container")
+            # Where a container stands is common knowledge (containers never move).
+            if self.container_room[e] != value:
+                raise StoryError(i, a.type, f"the {e} is in the {self.container_room[e]}, not "
+                                 f"in the {value}")
+            return "container", -1
+        if e not in self.loc_history:
+            raise StoryError(i, a.type, f"{e!r} is no person, object or container that has "
+                             "appeared in the story before this action")
+        if t.property == ROOM_LOCATION:
+            self._check_room_name(a, i, value)
+        entry = self.beliefs.get((speaker,), {}).get(("loc", e))
         (room, container), ts = entry if entry else ((None, None), -1)
         believed = container if t.property == CONTAINER_LOCATION else room
         if not believed:
             what = "container" if t.property == CONTAINER_LOCATION else "room"
-            raise StoryError(i, a.type, f"{speaker} does not know which {what} the {t.entity} is in")
-        if believed != t.value:
-            raise StoryError(i, a.type, f"{speaker} believes the {t.entity} is in the {believed}, "
-                             f"not in the {t.value}")
-        return ts
+            if t.property == CONTAINER_LOCATION and container == OPEN and room:
+                raise StoryError(i, a.type, f"{speaker} believes the {e} lies in the open in "
+                                 f"the {room}, in no container")
+            raise StoryError(i, a.type, f"{speaker} does not know which {what} the {e} is in")
+        if believed != value:
+            raise StoryError(i, a.type, f"{speaker} believes the {e} is in the {believed}, "
+                             f"not in the {value}")
+        return "object", ts
+
+    def _check_room_name(self, a: Action, i: int, value: str) -> None:
+        if value in self.container_room:
+            raise StoryError(i, a.type, f"{value!r} is a container, not a room")
+        if value in self.loc_history or value in self.person_room:
+            raise StoryError(i, a.type, f"{value!r} is an object or a person, not a room")
 
     def _adopt(self, chain: Chain, obj: str, prop: str, value: str, msg_ts: int) -> None:
         mine = self._mine(chain)
@@ -412,6 +454,13 @@ class Tracker:
                 bool(container) and self.container_room.get(container) == value)
             new = (value, container if keep else None)
         mine[("loc", obj)] = (new, msg_ts)
+
+    def _adopt_person(self, chain: Chain, person: str, room: str, msg_ts: int) -> None:
+        mine = self._mine(chain)
+        cur = mine.get(("at", person))
+        if cur is not None and cur[1] > msg_ts:
+            return
+        mine[("at", person)] = (room, msg_ts)
 
 
 _HANDLERS = {
