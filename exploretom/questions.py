@@ -71,7 +71,8 @@ def _location_questions(t: Tracker, obj: str) -> list[dict[str, Any]]:
         out.append(_q(0, "memory_beginning", CONTAINER, (), obj,
                       f"In which container was {the(obj)} at the beginning?", first_container,
                       "short"))
-    clauses = Counter(short_clause(t.actions[i]) for i, _ in history)
+    # One count per action (a first handling that carries the object records two locations).
+    clauses = Counter(short_clause(t.actions[i]) for i in {i for i, _ in history})
     for (_, before), (i, after) in zip(history, history[1:]):
         clause = short_clause(t.actions[i])
         if clauses[clause] > 1:

@@ -301,6 +301,8 @@ class Tracker:
             raise StoryError(i, a.type, f"{dest!r} is a container, not a room")
         cur = self._check_object_here(a, i, room)
         left = cur[1] if cur and cur[1] else ""
+        if cur is None:  # first handling: the object was where the actor picked it up
+            self._set_world_loc(a.object, (room, OPEN), i)
         old_w = set(self.people_in(room))
         # Departure: the people in the old room see both leave, not where to.
         for c in self._chains(old_w, old_w):

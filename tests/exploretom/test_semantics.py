@@ -530,3 +530,18 @@ def test_error_messages_number_actions_from_one_like_the_sentences():
         track(story(enter("Anne", "kitchen"), enter("Beth", "garden"), leave("Anne", "garden")))
     with pytest.raises(StoryFormatError, match=r"^action 3: unknown action type 'dance'"):
         story(enter("Anne", "kitchen"), enter("Beth", "garden"), {"type": "dance"})
+
+
+def test_at_the_beginning_an_object_first_carried_away_was_where_it_was_picked_up():
+    # The example: Anne entered the server room. Anne moved the phone to the office.
+    out = labels(enter("Anne", "server room"), carry("Anne", "phone", "office"))
+    assert answer(out, "In which room was the phone at the beginning?") == "server room"
+    assert answer(out, "In which room is the phone now?") == "office"
+    assert answer(out, "In which room was the phone before Anne moved the phone to the "
+                       "office?") == "server room"
+    assert ask(out, "In which container was the phone at the beginning?") is None  # in the open
+    # Beth stayed in the server room: she saw Anne leave with the phone, not where to.
+    out = labels(enter("Anne", "server room"), enter("Beth", "server room"),
+                 carry("Anne", "phone", "office"))
+    assert ask(out, "In which room will Beth search for the phone?") is None
+    assert answer(out, "In which room will Anne search for the phone?") == "office"
