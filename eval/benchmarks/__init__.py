@@ -15,6 +15,7 @@ BENCHMARKS = {
     "simpletom": "eval.benchmarks.simpletom",
     "tomato": "eval.benchmarks.tomato",
     "opentom": "eval.benchmarks.opentom",
+    "opentom_long": "eval.benchmarks.opentom_long",
     "bigtom": "eval.benchmarks.bigtom",
     "fantom": "eval.benchmarks.fantom",
     "exploretom": "eval.benchmarks.exploretom",

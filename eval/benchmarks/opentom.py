@@ -9,10 +9,17 @@ move_to_place, observer}; the question files map a story id to [{question, answe
 `location_fg_{fo,so}_new.json` (fine: where precisely?), `multihop_{fo,so}.json` (fullness:
 more/equally/less full; accessibility: more/equally/less accessible) and `attitude.json`
 (positive/neutral/negative).
-Scoring as `src/evaluate.py` of the release: each question is a classification; macro-F1 per
-genre and order. Fine locations are labelled by the place they name (initial or new); answers
-that name no label are 'corrupted': the original leaves them out of the F1 and reports their
-share, which we report as `unparsed`; `macro_f1_strict` counts them as errors instead.
+Scoring as `src/evaluate.py` and `src/evaluate/opentom_evaluator.py` of the release: each
+question is a classification; macro-F1 per genre and order. Fine locations are classified by
+role, as `check_answer_for_fg_location`: the gold is the initial or the new place (a gold naming
+neither is left out of the F1), an answer is the place whose words it shares more of (the share
+of the place's words it contains), and an answer sharing as much with both (none, say) is a third
+class, `neither`, that counts in the F1. Multi-hop questions of one order are scored together
+with the original's merged classes (less full = more accessible, more full = less accessible,
+equally full = equally accessible). Answers of the other genres that name no class are
+'corrupted': the original leaves them out of the F1 and reports their share, which we report as
+`unparsed`; `macro_f1_strict` counts them as errors instead. The original averages the F1 of 5
+batches of its result file; we compute it once over all questions (the same for one batch).
 """
 from __future__ import annotations
 
@@ -55,6 +62,18 @@ OPTIONS = {
 }
 
 INSTRUCTION = "Read the story and answer the question about it."
+
+# check_answer_for_fg_location's classes; `neither` is its tie class 3.
+ROLES = ("initial", "new")
+NEITHER = "neither"
+# evaluate.py scores fullness and accessibility questions of one order together, as integer
+# classes 1-3 shared by both subtypes: these are the pairs it merges.
+MERGED_CLASS = {
+    "less full": "less full | more accessible", "more accessible": "less full | more accessible",
+    "more full": "more full | less accessible", "less accessible": "more full | less accessible",
+    "equally full": "equally full | equally accessible",
+    "equally accessible": "equally full | equally accessible",
+}
 
 
 def data_dir(path: Path) -> Path:
@@ -130,13 +149,11 @@ def _row(item, story, key: str, i: int, file: Path, meta_path: Path, genre: str,
         ask = f"Question: {question}\n\nAnswer yes or no."
     elif genre == "location_fine":
         answer_type, answer = "short", gold
-        labels = places if any(_same_place(gold, p) for p in places) else [gold] + places
-        gold_label = next(p for p in labels if _same_place(gold, p))
+        labels, gold_label = list(ROLES), fine_gold_role(gold, *places)
         ask = f"Question: {question}\n\nAnswer with the location only."
     else:
         if genre == "attitude":
-            subtype = "attitude"
-            question = f"{question} (Assume you saw the action happen.)"
+            subtype = "attitude"  # asked as released, as the original's attitude prompt does
         else:
             subtype = "fullness" if "fullness" in question else "accessibility"
             if subtype == "accessibility" and "|" in gold:
@@ -163,14 +180,44 @@ def _row(item, story, key: str, i: int, file: Path, meta_path: Path, genre: str,
             "perspective": _perspective(question, mover, observer),
             "labels": labels,
             "gold_label": gold_label,
+            **({"places": dict(zip(ROLES, places))} if genre == "location_fine" else {}),
             "story": key,
             "narrative": "long" if long else "normal",
         },
     )
 
 
-def _same_place(a: str, b: str) -> bool:
-    return answers.normalize(a) == answers.normalize(b)
+def _drop_article(text: str) -> str:
+    """opentom_evaluator.remove_determinant, kept exact so every answer gets the original's class:
+    it cuts a leading 'a', 'an' or 'the' without looking for a word boundary ('attic' -> 'ttic')."""
+    for article in ("a", "an", "the"):
+        if text.startswith(article):
+            return text[len(article):].strip()
+    return text
+
+
+def _overlap(answer: str, place: str) -> float:
+    """The share of the place's words found in the answer (compute_lexical_overlap)."""
+    said = answer.lower().replace("_", " ").replace("'s", "").replace(".", "").split()
+    words = place.lower().replace("_", " ").replace("'s", "").split()
+    return len({w for w in said if w in words}) / len(words) if words else 0.0
+
+
+def fine_gold_role(answer: str, original_place: str, move_to_place: str) -> str | None:
+    """`initial`, `new`, or None when the gold names neither place (left out of the F1)."""
+    gold = _drop_article(answer).lower()
+    if _drop_article(original_place).lower() == gold:
+        return "initial"
+    if _drop_article(move_to_place).lower() == gold:
+        return "new"
+    return None
+
+
+def fine_answer_role(answer: str, original_place: str, move_to_place: str) -> str:
+    """The place the answer shares more words with; `neither` on a tie (no words of either)."""
+    initial = _overlap(answer, _drop_article(original_place).lower())
+    new = _overlap(answer, _drop_article(move_to_place).lower())
+    return "initial" if initial > new else "new" if new > initial else NEITHER
 
 
 def _perspective(question: str, mover: str, observer: str) -> str:
@@ -188,6 +235,8 @@ def predicted_label(row: Row, extracted: str | None, correct: bool) -> str | Non
     """The class an answer names, decided by the shared parser: the gold class when it is
     correct, else the first other class it would be correct for, else None (unparsed)."""
     meta = json.loads(row["meta"])
+    if meta["genre"] == "location_fine":
+        return fine_answer_role(extracted or "", meta["places"]["initial"], meta["places"]["new"])
     if correct:
         return meta["gold_label"]
     if extracted is None:
@@ -208,16 +257,21 @@ def score(row: Row, response: str) -> Record:
 
 
 def _f1_block(records: list[Record]) -> dict[str, Any]:
-    gold = [r["meta"]["gold_label"] for r in records]
-    pred = [r.get("label") for r in records]
+    """F1 over the records whose gold has a class (evaluate.py drops a gold of None); classes of
+    the two multi-hop subtypes merged as the original."""
+    graded = [r for r in records if r["meta"]["gold_label"] is not None]
+    gold = [MERGED_CLASS.get(r["meta"]["gold_label"], r["meta"]["gold_label"]) for r in graded]
+    pred = [MERGED_CLASS.get(r.get("label"), r.get("label")) for r in graded]
     valid = [(g, p) for g, p in zip(gold, pred) if p is not None]
     classes = {g for g in gold} | {p for p in pred if p is not None}
     return {
         "macro_f1": f1([g for g, _ in valid], [p for _, p in valid]) if valid else 0.0,
-        "macro_f1_strict": f1(gold, ["\0unparsed" if p is None else p for p in pred], labels=classes),
+        "macro_f1_strict": f1(gold, ["\0unparsed" if p is None else p for p in pred], labels=classes)
+        if gold else 0.0,
         "accuracy": mean(r["correct"] for r in records),
-        "unparsed": mean(p is None for p in pred),
+        "unparsed": mean(r.get("label") is None for r in records),
         "n": len(records),
+        "no_gold_class": len(records) - len(graded),
     }
 
 
@@ -251,6 +305,7 @@ BENCHMARK = Benchmark(
     primary_metric="macro_f1",
     score=score,
     aggregate=aggregate,
-    notes="Macro-F1 per genre (coarse/fine location, multi-hop, attitude) and order, unparsable "
-    "answers left out as in the original (their share reported); headline = mean over tasks.",
+    notes="Macro-F1 per genre (coarse/fine location, multi-hop, attitude) and order, as "
+    "src/evaluate.py: fine locations by role (initial/new/neither), multi-hop subtypes with merged "
+    "classes, unparsable answers left out (their share reported); headline = mean over tasks.",
 )
