@@ -29,6 +29,8 @@ from eval.rows import features as row_features
 from eval.rows import make_row
 from exploretom.action_sets import ACTION_SETS
 from exploretom.jsonl import InputError, iter_records
+from exploretom.story import parse_story
+from exploretom.trace import StoryTracer
 
 SOURCE = "exploretom"
 SPLITS = ("train", "validation", "test")
@@ -192,6 +194,7 @@ class Item:
     story: StoryIn
     index: int
     q: dict[str, Any]
+    reasoning: str = ""  # the trace, filled by add_reasoning once the items are selected
 
     @property
     def group(self) -> Group:
@@ -358,11 +361,37 @@ def row_meta(it: Item) -> dict[str, Any]:
             **it.story.info}
 
 
+def story_tracer(story: StoryIn) -> StoryTracer:
+    """The tracker's replay of a story, to the highest order its questions ask."""
+    actions = parse_story({"id": story.id, "actions": story.info["story"]["actions"]}).actions
+    return StoryTracer(actions, max([q["order"] for _, q in story.questions] + [1]))
+
+
+def add_reasoning(items: Sequence[Item]) -> None:
+    """Each item's trace (exploretom.trace). A stored answer the tracker no longer derives is an
+    error: the file was labelled by another version of the tracker."""
+    tracers: dict[str, StoryTracer] = {}
+    for it in items:
+        tracer = tracers.get(it.story.id)
+        if tracer is None:
+            if len(tracers) >= 256:  # items mostly come grouped by story
+                tracers.clear()
+            tracer = tracers[it.story.id] = story_tracer(it.story)
+        got = tracer.answer(it.q)
+        if got != it.q["answer"]:
+            raise InputError(f"story {it.story.id!r}: questions[{it.index}] "
+                             f"({it.q['question']!r}): the file says {it.q['answer']!r}, the "
+                             f"tracker now derives {got!r} (relabel the stories: python -m "
+                             f"exploretom label)")
+        it.reasoning = tracer.trace(it.q)
+
+
 def make_rows(items: Sequence[Item]) -> Iterator[dict[str, Any]]:
     for it in items:
         yield make_row(id=f"{it.story.id}-q{it.index}", source=SOURCE,
                        user=user_prompt(it.story.text, it.q), answer=it.q["answer"],
-                       answer_type=it.q["answer_type"], meta=row_meta(it))
+                       answer_type=it.q["answer_type"],
+                       meta={**row_meta(it), "reasoning": it.reasoning})
 
 
 def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str):
@@ -471,8 +500,10 @@ def dataset_card(stats: dict[str, Any]) -> str:
              "with the story, the question and a request for a short answer; `answer` is the "
              "canonical gold answer checked under `answer_type` (`short`, `yes_no`, "
              "`knowledge`); `meta` is a JSON string with the question's order, kind, property, "
-             "people, interesting and false-belief flags, the action set and the story "
-             "structure. Splits are by story: no story appears in two splits.", "",
+             "people, interesting and false-belief flags, the action set, the story "
+             "structure and `reasoning`, a step-by-step derivation of the answer written "
+             "from the tracker (exploretom.trace). Splits are by story: no story appears in "
+             "two splits.", "",
              "```python", "from datasets import load_from_disk",
              "ds = load_from_disk(\"<this folder>\")", "```", "",
              "## How it was made", "", "```bash", stats["command"], "```", "",
@@ -631,6 +662,8 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
         reached &= ok
     if not any(per_split.values()):
         raise InputError("no rows left after selection (check --orders)")
+    for name in SPLITS:
+        add_reasoning(per_split[name])
 
     stats = {
         "command": _command(args),

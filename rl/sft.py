@@ -5,7 +5,8 @@
 
 Each row becomes a prompt-completion pair: the row's prompt, and as completion the assistant reply
 `<think>THINK</think><answer>GOLD</answer>`, where THINK is a reasoning trace from the row's meta
-(the first of `sft.think_fields` present) or else a short template (rl.targets). With
+(the first of `sft.think_fields` present; with `sft.think: trace` only the tracker's trace that
+ExploreToM rows carry in `meta.reasoning`) or else a short template (rl.targets). With
 `sft.target: answer` the completion is the gold answer alone (the ExploreToM-8B recipe). The loss
 covers only the completion (`sft.loss: completion_only`), only assistant turns
 (`assistant_only`, which needs `{% generation %}` markers in the chat template) or every token
@@ -40,7 +41,7 @@ def load_examples(cfg: SFTRun, sources, size):
     ds = mix([Source(**s.model_dump()) for s in sources], size=size, seed=cfg.data.seed)
     ds = with_system_prompt(ds, cfg.data.system_prompt)
     ds = sft_examples(ds, target=cfg.sft.target, think_fields=cfg.sft.think_fields,
-                      think_default=cfg.sft.think_default)
+                      think_default=cfg.sft.think_default, think=cfg.sft.think)
     if cfg.sft.loss == "assistant_only":
         ds = ds.map(lambda r: {"messages": r["prompt"] + r["completion"]},
                     remove_columns=["prompt", "completion"])

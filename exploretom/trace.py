@@ -1,0 +1,247 @@
+"""Reasoning traces: a short plain-English derivation of each question's answer, read off the tracker.
+
+A question asks about one *fact* (where the object is, one of its states, whether a person knows a
+topic) as held by one *view*: the world, or a chain of people ("what Anne thinks Beth thinks").
+The trace replays the story and keeps only the steps where the fact changed for the world or for
+some prefix of the view (Anne; Anne about Beth; ...). Each kept step names the action, says how
+each person of the view took part in it (did it, saw it, peeked, was distracted, was elsewhere,
+heard it, ...) and states the new value for every level that changed:
+
+    Step 3: Beth moved the apple to the basket. Anne was elsewhere, Beth did it. Now the apple is
+    in the basket in the kitchen. Anne thinks Beth thinks the apple is in the basket in the kitchen.
+
+and it ends with the view's final value ("So Anne thinks Beth thinks ..."). Its length grows with
+the steps that changed the fact, not with the story. `exploretom.trace_check` parses a trace back
+and re-derives every statement from the story with its own implementation of the rules; the
+grammar below is shared with it (the statuses, the value phrases), the derivations are not.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from exploretom.questions import CONTAINER, KNOWLEDGE, KNOWS, NOT_KNOWS, ROOM, STATE
+from exploretom.render import short_clause, the
+from exploretom.story import (BROADCAST, ENTER, LEAVE, MOVE_CONTAINER, MOVE_ROOM, PRIVATE,
+                              UPDATE_STATE, Action, Story)
+from exploretom.tracker import OPEN, Tracker
+
+# How a person took part in an action (what the trace says of each person of the view).
+DID, CAME_IN, LEFT = "did it", "came in", "left"
+SAW, PEEKED, DISTRACTED, ELSEWHERE = "saw it", "peeked", "was distracted", "was elsewhere"
+SAW_LEAVE, SAW_ARRIVE = "saw them leave", "saw them arrive"
+SAID, HEARD, OVERHEARD, NOT_HEARD = "said it", "heard it", "overheard it", "did not hear it"
+STATUSES = (DID, CAME_IN, LEFT, SAW, PEEKED, DISTRACTED, ELSEWHERE, SAW_LEAVE, SAW_ARRIVE, SAID,
+            HEARD, OVERHEARD, NOT_HEARD)
+
+
+def status(a: Action, x: str, before: dict[str, Any], after: dict[str, Any]) -> str:
+    """How `x` took part in action `a`, given everyone's room before and after it."""
+    if a.type in (PRIVATE, BROADCAST):
+        if x == a.person:
+            return SAID
+        if x in a.peeking:
+            return OVERHEARD
+        hears = x == a.listener if a.type == PRIVATE else (
+            before.get(x) is not None and before.get(x) == before.get(a.person))
+        if hears:
+            return DISTRACTED if x in a.distracted else HEARD
+        return NOT_HEARD
+    if a.type == MOVE_ROOM:
+        if x == a.person:
+            return DID
+        if before.get(x) is not None and before.get(x) == before.get(a.person):
+            return SAW_LEAVE
+        if after.get(x) == a.room:
+            return SAW_ARRIVE
+        return ELSEWHERE
+    if x == a.person:
+        return {ENTER: CAME_IN, LEAVE: LEFT}.get(a.type, DID)
+    if x in a.peeking:
+        return PEEKED
+    room = a.room if a.type in (ENTER, LEAVE) else before.get(a.person)
+    if room is not None and before.get(x) == room:
+        return DISTRACTED if x in a.distracted else SAW
+    return ELSEWHERE
+
+
+# ------------------------------------------------------------------------------------------
+# What a question asks: a view (chain of people, () = the world) and a fact
+
+
+def question_view(q: dict[str, Any], state_type_of: dict[tuple[str, str], str]
+                  ) -> tuple[tuple[str, ...], tuple]:
+    """(view, fact) of a question. `state_type_of[(object, value)]` names a value's state type."""
+    people = tuple(q["people"])
+    if q["property"] == KNOWLEDGE:
+        return people[:-1], ("knows", people[-1], q["thing"])
+    if q["property"] == STATE:
+        return people, ("state", q["thing"], state_type_of[(q["thing"], q["state_value"])])
+    if q["property"] in (ROOM, CONTAINER):
+        return people, ("loc", q["thing"])
+    raise ValueError(f"unknown question property {q['property']!r}")
+
+
+def view_people(view: Sequence[str], fact: tuple) -> list[str]:
+    """The people whose part in each step the trace states: the view's, then a knowledge
+    question's subject."""
+    out: list[str] = []
+    for p in (*view, fact[1]) if fact[0] == "knows" else view:
+        if p not in out:
+            out.append(p)
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Value phrases (shared with the checker, which parses them back)
+
+
+def place_phrase(loc: tuple) -> str:
+    """Where a location value puts the object, after 'is' / 'was'."""
+    room, container = loc
+    if room is None:
+        return "being carried to another room"
+    if container == OPEN:
+        return f"in the open in {the(room)}"
+    if container is None:
+        return f"somewhere in {the(room)}"
+    return f"in {the(container)} in {the(room)}"
+
+
+def value_phrase(fact: tuple, value: Any, asked: str | None, verb: str = "is") -> str:
+    """The value of `fact` for a mind that holds it, e.g. 'the apple is in the box in the kitchen'.
+    `asked` is the state value a state question asks about (for the unknown phrase)."""
+    if fact[0] == "loc":
+        return f"{the(fact[1])} {verb} {place_phrase(value)}"
+    if fact[0] == "state":
+        return f"{the(fact[1])} {value}"
+    return f"{fact[1]} {'knows' if value else 'does not know'} about {the(fact[2])}"
+
+
+def unknown_phrase(fact: tuple, asked: str | None) -> str:
+    """What a mind without a value for `fact` does not know (after its name)."""
+    if fact[0] == "loc":
+        return f"does not know where {the(fact[1])} is"
+    return f"does not know whether {the(fact[1])} {asked}"
+
+
+def claim(chain: Sequence[str], fact: tuple, value: Any, asked: str | None = None) -> str:
+    """One level's value as a sentence body: 'Anne thinks Beth thinks the apple is in ...'."""
+    if not chain:
+        return "now " + value_phrase(fact, value, asked)
+    if value is None:
+        return "".join(f"{p} thinks " for p in chain[:-1]) + f"{chain[-1]} " + \
+            unknown_phrase(fact, asked)
+    return "".join(f"{p} thinks " for p in chain) + value_phrase(fact, value, asked)
+
+
+def sentence(body: str) -> str:
+    return body[0].upper() + body[1:] + "."
+
+
+def conclusion(q: dict[str, Any], view: Sequence[str], fact: tuple, value: Any) -> str:
+    """The trace's last sentence: the view's value the answer is read from."""
+    asked = q.get("state_value")
+    if q["kind"] == "memory_beginning":
+        return f"So at the beginning {value_phrase(fact, value, asked, 'was')}."
+    if q["kind"] == "memory_before":
+        return f"So before step {q['before_action'] + 1}, {value_phrase(fact, value, asked, 'was')}."
+    return f"So {claim(view, fact, value, asked)}."
+
+
+def answer_of(q: dict[str, Any], fact: tuple, value: Any) -> str:
+    """The canonical answer a view's final value gives to question `q`."""
+    if fact[0] == "loc":
+        if value is None:
+            raise ValueError("no location is known: the question has no answer")
+        return value[0] if q["property"] == ROOM else value[1]
+    if fact[0] == "state":
+        return "yes" if value == q["state_value"] else "no"
+    if q["order"] >= 2:
+        return KNOWS if value else NOT_KNOWS
+    return "yes" if value else "no"
+
+
+# ------------------------------------------------------------------------------------------
+# Reading the tracker
+
+
+def _value(beliefs: dict, chain: tuple, fact: tuple) -> Any:
+    entry = beliefs.get(chain, {}).get(fact)
+    if fact[0] == "knows":
+        return bool(entry and entry[0])
+    if entry is None:
+        return None
+    if fact[0] == "loc" and entry[0] == (None, None):
+        return None
+    return entry[0]
+
+
+class StoryTracer:
+    """Replays a story once through the tracker and writes the trace of any of its questions."""
+
+    def __init__(self, actions: Sequence[Action], max_order: int = 2) -> None:
+        t = Tracker(max(1, max_order))
+        self.actions = list(actions)
+        self.rooms: list[tuple[dict, dict]] = []  # everyone's room before and after each step
+        self.snapshots: list[dict] = []  # the tracker's beliefs after each step
+        for a in self.actions:
+            before = dict(t.person_room)
+            t.apply(a)
+            self.rooms.append((before, dict(t.person_room)))
+            self.snapshots.append({c: dict(b) for c, b in t.beliefs.items()})
+        self.state_type_of = {(o, v): st for o, st, v in t.state_values}
+
+    @classmethod
+    def of_story(cls, story: Story, max_order: int = 2) -> "StoryTracer":
+        return cls(story.actions, max_order)
+
+    def trace(self, q: dict[str, Any]) -> str:
+        view, fact = question_view(q, self.state_type_of)
+        levels = [tuple(view[:k]) for k in range(len(view) + 1)]
+        people = view_people(view, fact)
+        asked = q.get("state_value")
+        end = q["before_action"] if q["kind"] == "memory_before" else len(self.actions)
+        prev: list[Any] = [_value({}, lv, fact) for lv in levels]
+        lines = []
+        for i in range(end):
+            cur = [_value(self.snapshots[i], lv, fact) for lv in levels]
+            changed = [k for k in range(len(levels)) if cur[k] != prev[k]]
+            prev = cur
+            if not changed:
+                continue
+            a = self.actions[i]
+            parts = [f"Step {i + 1}: {short_clause(a)}."]
+            if people:
+                before, after = self.rooms[i]
+                parts.append(sentence(", ".join(f"{x} {status(a, x, before, after)}"
+                                                for x in people)))
+            parts.extend(sentence(claim(levels[k], fact, cur[k], asked)) for k in changed)
+            lines.append(" ".join(parts))
+            if q["kind"] == "memory_beginning":
+                break
+        lines.append(conclusion(q, view, fact, prev[-1]))
+        return "\n".join(lines)
+
+    def answer(self, q: dict[str, Any]) -> str:
+        """The answer the tracker's replay gives (what the trace concludes)."""
+        view, fact = question_view(q, self.state_type_of)
+        end = q["before_action"] if q["kind"] == "memory_before" else len(self.actions)
+        if q["kind"] == "memory_beginning":
+            end = next(i + 1 for i in range(len(self.actions))
+                       if _value(self.snapshots[i], (), fact) is not None)
+        value = _value(self.snapshots[end - 1], tuple(view), fact) if end else _value({}, (), fact)
+        return answer_of(q, fact, value)
+
+
+def story_traces(actions: Sequence[Action], questions: Iterable[dict[str, Any]],
+                 max_order: int | None = None) -> list[str]:
+    """The trace of each question of one story (tracked to the highest order asked)."""
+    questions = list(questions)
+    order = max_order or max([q["order"] for q in questions] + [1])
+    tracer = StoryTracer(actions, order)
+    return [tracer.trace(q) for q in questions]
+
+
+__all__ = ["StoryTracer", "story_traces", "status", "question_view", "view_people", "claim",
+           "value_phrase", "unknown_phrase", "place_phrase", "conclusion", "answer_of",
+           "STATUSES"]
