@@ -58,6 +58,7 @@ __all__ = [
     "Verdict",
     "check_format",
     "extract_answer",
+    "chosen_option",
     "normalize",
     "is_correct",
     "score",
@@ -337,6 +338,19 @@ def _is_choice(extracted: str, gold: str, choices: list[str]) -> bool:
             return _is_short(extracted, gold, choices)
         gold_letter = hits[0]
     return _named_options(extracted, letters, choices) == {gold_letter}
+
+
+def chosen_option(answer: str | None, choices: Sequence[str]) -> str | None:
+    """The letter of the one option an extracted answer names (by letter or by text, as the
+    `choice` rule reads it), or None when it names none or several."""
+    if not isinstance(answer, str) or not answer.strip() or len(answer) > MAX_ANSWER_CHARS:
+        return None
+    choices = [c for c in choices if isinstance(c, str)]
+    try:
+        named = _named_options(answer, _LETTERS[: len(choices)], choices)
+    except (ValueError, RecursionError):
+        return None
+    return next(iter(named)) if len(named) == 1 else None
 
 
 def _named_options(answer: str, letters: str, choices: list[str]) -> set[str]:

@@ -4,20 +4,25 @@ Release format (github.com/Sahandfer/EmoBench, `data/`): `EA.jsonl` (Emotional A
 the most effective response or action) and `EU.jsonl` (Emotional Understanding: which emotion the
 subject feels, and why). Each line is one scenario in one language; the gold is the option text.
 
-The original asks both EU questions in one prompt and scores an EU item correct only when the
-emotion and the cause are both right. Our rows carry one answer each, so an EU line becomes two
-rows (`part` emotion / cause) and `aggregate` joins them back: EU-both is the original EU score.
+Scoring as the original (`src/data.py`, prompts in `src/configs/prompts.yaml`): an EA item is
+right when its letter is the label's; an EU item asks both questions in one prompt (question 1
+the emotion, question 2 its cause) and is right only when both letters are. An EU row's answer is
+the two letters, `"B; D"`; `score` reads the reply's two parts (labelled `Q1: B, Q2: D`,
+`1. B` / `2. D`, JSON `answer_q1`/`answer_q2`, or two parts split by `;`, a line break or a comma)
+and each part with the shared parser's multiple-choice rule against its own options.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+import json
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+from eval import answers
 from eval.benchmarks._formats import (
     LETTERS, check_unique_ids, fail, option_lines, read_jsonl, require, string_list,
 )
-from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row, accuracy_with_breakdowns
+from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns
 from eval.rows import make_row
 
 NAME = "emobench"
@@ -28,27 +33,37 @@ _EA_QUESTION = {
     "zh": "在这个情境中，对{subject}来说，哪一种{kind}最为有效？",
 }
 _EA_KIND = {"en": {"Response": "response", "Action": "action"}, "zh": {"Response": "回应", "Action": "行动"}}
-_EU_QUESTION = {
-    "emotion": {
-        "en": "Which emotion or emotions would {subject} ultimately feel in this situation?",
-        "zh": "在这个情境中，{subject}最终会产生怎样的情绪？",
-    },
-    "cause": {
-        "en": "What is the reason {subject} would feel that way in this situation?",
-        "zh": "在这个情境中，{subject}产生这种情绪的原因是什么？",
-    },
+_EU_QUESTIONS = {  # question 1 (the emotion) and question 2 (its cause), asked together
+    "en": ("Question 1: Which emotion or emotions would {subject} ultimately feel in this situation?",
+           "Question 2: Why would {subject} feel that way in this situation?"),
+    "zh": ("问题 1：在这个情境中，{subject}最终会产生怎样的情绪？",
+           "问题 2：{subject}为什么会在这个情境中产生这种情绪？"),
 }
 _SCENARIO = {"en": "Scenario: {scenario}", "zh": "情境：{scenario}"}
 _INSTRUCTION = {
     "en": "Answer with the letter of the correct option.",
     "zh": "请只回答正确选项的字母。",
 }
+_EU_INSTRUCTION = {
+    "en": "Answer both questions: the letter for question 1, then the letter for question 2, "
+          "separated by a semicolon (for example: B; D).",
+    "zh": "请回答两个问题：先写问题 1 的选项字母，再写问题 2 的选项字母，用分号隔开（例如：B; D）。",
+}
+PARTS = ("emotion", "cause")
 
 
 def _user(lang: str, scenario: str, question: str, options: list[str]) -> str:
     return "\n\n".join(
         [_SCENARIO[lang].format(scenario=scenario.strip()), question, option_lines(options),
          _INSTRUCTION[lang]]
+    )
+
+
+def _eu_user(lang: str, scenario: str, subject: str, options: dict[str, list[str]]) -> str:
+    q1, q2 = (q.format(subject=subject) for q in _EU_QUESTIONS[lang])
+    return "\n\n".join(
+        [_SCENARIO[lang].format(scenario=scenario.strip()), q1, option_lines(options["emotion"]),
+         q2, option_lines(options["cause"]), _EU_INSTRUCTION[lang]]
     )
 
 
@@ -68,10 +83,12 @@ def _common(obj: dict, path: Path, n: int) -> tuple[str, str, str, str]:
     return str(qid), lang, require(obj, "scenario", path, n), require(obj, "subject", path, n)
 
 
-def _ea_rows(path: Path) -> tuple[list[Row], dict[str, str]]:
+def _ea_rows(path: Path, languages: Sequence[str]) -> tuple[list[Row], dict[str, str]]:
     rows, where = [], {}
     for n, obj in read_jsonl(path):
         qid, lang, scenario, subject = _common(obj, path, n)
+        if lang not in languages:
+            continue
         category = require(obj, "category", path, n)
         qtype = require(obj, "question type", path, n)
         if qtype not in _EA_KIND["en"]:
@@ -90,24 +107,28 @@ def _ea_rows(path: Path) -> tuple[list[Row], dict[str, str]]:
     return rows, where
 
 
-def _eu_rows(path: Path) -> tuple[list[Row], dict[str, str]]:
+def _eu_rows(path: Path, languages: Sequence[str]) -> tuple[list[Row], dict[str, str]]:
     rows, where = [], {}
     for n, obj in read_jsonl(path):
         qid, lang, scenario, subject = _common(obj, path, n)
         coarse = require(obj, "coarse_category", path, n)
         fine = require(obj, "finegrained_category", path, n)
-        for part in ("emotion", "cause"):
-            options = string_list(obj, f"{part}_choices", path, n)
-            gold = _gold_letter(options, require(obj, f"{part}_label", path, n), path, n, f"{part}_label")
-            question = _EU_QUESTION[part][lang].format(subject=subject)
-            rid = f"{NAME}-EU-{lang}-{qid}-{part}"
-            rows.append(make_row(
-                id=rid, source=NAME, user=_user(lang, scenario, question, options), answer=gold,
-                answer_type="choice", choices=options,
-                meta={"task": "EU", "part": part, "qid": qid, "language": lang,
-                      "category": coarse, "finegrained_category": fine},
-            ))
-            where[rid] = f"line {n}"
+        options, gold = {}, {}
+        for part in PARTS:
+            options[part] = string_list(obj, f"{part}_choices", path, n)
+            gold[part] = _gold_letter(options[part], require(obj, f"{part}_label", path, n),
+                                      path, n, f"{part}_label")
+        if lang not in languages:
+            continue
+        rid = f"{NAME}-EU-{lang}-{qid}"
+        rows.append(make_row(
+            id=rid, source=NAME, user=_eu_user(lang, scenario, subject, options),
+            answer=f"{gold['emotion']}; {gold['cause']}",
+            answer_type="short",  # two letters; `score` reads them (the row has no one option list)
+            meta={"task": "EU", "qid": qid, "language": lang, "category": coarse,
+                  "finegrained_category": fine, "options": options, "gold": gold},
+        ))
+        where[rid] = f"line {n}"
     return rows, where
 
 
@@ -128,8 +149,12 @@ def _task_of(file: Path) -> str:
     raise fail(file, None, "empty file")
 
 
-def load(path: Path) -> list[Row]:
-    """Rows from the release folder (containing `data/` or `EA.jsonl`/`EU.jsonl`) or one file."""
+def load(path: Path, *, languages: Sequence[str] = LANGUAGES) -> list[Row]:
+    """Rows from the release folder (containing `data/` or `EA.jsonl`/`EU.jsonl`) or one file;
+    `languages` keeps only those (the release has every scenario in en and zh)."""
+    languages = [languages] if isinstance(languages, str) else list(languages)
+    if not languages or any(lang not in LANGUAGES for lang in languages):
+        raise ValueError(f"emobench: languages must be some of {', '.join(LANGUAGES)}, got {languages!r}")
     path = Path(path)
     if path.is_file():
         files = [path]
@@ -140,41 +165,70 @@ def load(path: Path) -> list[Row]:
             raise BenchmarkFormatError(f"{path}: no EA.jsonl or EU.jsonl found (expected EmoBench's data/ folder)")
     rows: list[Row] = []
     for file in files:
-        file_rows, where = _READERS[_task_of(file)](file)
-        if not file_rows:
+        file_rows, where = _READERS[_task_of(file)](file, languages)
+        if not file_rows and not any(True for _ in read_jsonl(file)):
             raise fail(file, None, "no records")
         check_unique_ids(file_rows, file, where)
         rows += file_rows
     return rows
 
 
-def _joint_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One record per EU scenario and language: correct when emotion and cause both are."""
-    parts: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
-    for r in records:
-        m = r["meta"]
-        parts[(m["qid"], m["language"])][m["part"]] = r
-    joint = []
-    for (qid, lang), p in parts.items():
-        if set(p) != {"emotion", "cause"}:
-            continue  # a --limit cut through the pair: neither half says anything about "both"
-        joint.append({"correct": p["emotion"]["correct"] and p["cause"]["correct"],
-                      "meta": {**p["emotion"]["meta"], "part": "both"}})
-    return joint
+# "Q1: B", "question 2 -", "answer_q1": "B", "问题1：", or "1." / "2)" opening a line
+_PART_LABEL = re.compile(
+    r"(?i)(?:\b(?:q|question|answer_q)\s*|问题\s*)([12])(?![0-9])\s*[\"']?\s*[:：.)=\-]?"
+    r"|(?m:^)[ \t]*([12])[ \t]*[.)：:]"
+)
+_SPLITS = (re.compile(r"[;；\n]"), re.compile(r"[,，、/|]|\band\b|和"))
+_TWO_LETTERS = re.compile(r"\s*\(?([A-Z])\)?\s*\(?([A-Z])\)?\s*")
+_JUNK = " \t\n\"'{}[],，。.；：;:"
+
+
+def answer_parts(answer: str | None) -> tuple[str, str] | None:
+    """The two parts of an EU answer (question 1's, question 2's), or None when it does not
+    read as exactly two."""
+    if not isinstance(answer, str) or not answer.strip():
+        return None
+    labels = [(m.group(1) or m.group(2), m) for m in _PART_LABEL.finditer(answer)]
+    if [n for n, _ in labels] == ["1", "2"]:
+        (_, m1), (_, m2) = labels
+        return answer[m1.end():m2.start()].strip(_JUNK), answer[m2.end():].strip(_JUNK)
+    for split in _SPLITS:
+        parts = [p.strip(_JUNK) for p in split.split(answer) if p.strip(_JUNK)]
+        if len(parts) == 2:
+            return parts[0], parts[1]
+    m = _TWO_LETTERS.fullmatch(answer)  # "B D", "BD", "(B)(D)"
+    return (m.group(1), m.group(2)) if m else None
+
+
+def score(row: Row, response: str) -> Record:
+    """EA: the shared parser's verdict. EU: both letters must be the gold ones."""
+    m = json.loads(row["meta"])
+    if m["task"] != "EU":
+        v = answers.score(response, row["answer"], row["answer_type"], row["choices"])
+        return {"extracted": v.extracted, "correct": v.correct, "format_ok": v.format_ok}
+    extracted = answers.extract_answer(response)
+    parts = answer_parts(extracted) or (None, None)
+    chosen = {part: answers.chosen_option(text, m["options"][part])
+              for part, text in zip(PARTS, parts)}
+    right = {part: chosen[part] == m["gold"][part] for part in PARTS}
+    return {"extracted": extracted, "correct": all(right.values()),
+            "format_ok": answers.check_format(response),
+            "emotion_choice": chosen["emotion"], "cause_choice": chosen["cause"],
+            "emotion_correct": right["emotion"], "cause_correct": right["cause"]}
 
 
 def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """EA accuracy, EU emotion / cause / both accuracies, each per language and category;
-    `accuracy` is the mean of the EA and EU-both scores (the two numbers the paper reports)."""
+    """EA accuracy and EU accuracy (emotion and cause both right, the original's EU score), each
+    per language and category, and the accuracy of each EU question alone; `accuracy` is the
+    mean of EA and EU (the ToM-Synth paper's single EmoBench number)."""
     ea = [r for r in records if r["meta"].get("task") == "EA"]
     eu = [r for r in records if r["meta"].get("task") == "EU"]
-    by_part = {p: [r for r in eu if r["meta"].get("part") == p] for p in ("emotion", "cause")}
-    both = _joint_records(eu)
     keys = ("language", "category")
-    tasks = {"EA": ea, "EU-emotion": by_part["emotion"], "EU-cause": by_part["cause"], "EU-both": both}
+    tasks = {"EA": ea, "EU": eu,
+             **{f"EU-{part}": [{**r, "correct": r[f"{part}_correct"]} for r in eu] for part in PARTS}}
     details = {name: accuracy_with_breakdowns(recs, keys + (("question_type",) if name == "EA" else ()))
                for name, recs in tasks.items() if recs}
-    headline = [details[t]["accuracy"] for t in ("EA", "EU-both") if t in details]
+    headline = [details[t]["accuracy"] for t in ("EA", "EU") if t in details]
     out: dict[str, Any] = {
         "accuracy": sum(headline) / len(headline) if headline else 0.0,
         "n": len(records),
@@ -183,7 +237,7 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     by_lang = {}
     for lang in sorted({r["meta"]["language"] for r in records}):
         scores = [d["by_language"][lang]["accuracy"] for t, d in details.items()
-                  if t in ("EA", "EU-both") and lang in d.get("by_language", {})]
+                  if t in ("EA", "EU") and lang in d.get("by_language", {})]
         by_lang[lang] = {"accuracy": sum(scores) / len(scores) if scores else 0.0,
                          "n": sum(1 for r in records if r["meta"]["language"] == lang)}
     out["by_language"] = by_lang
@@ -197,8 +251,10 @@ BENCHMARK = Benchmark(
     load=load,
     default_dir="emobench",
     hub_id="SahandSab/EmoBench",
-    breakdowns=("task", "part", "language", "category"),
+    breakdowns=("task", "language", "category"),
+    score=score,
     aggregate=aggregate,
-    notes="Multiple-choice accuracy: EA (most effective response/action) and EU, where an item "
-          "counts only when both the emotion and its cause are right; per language and category.",
+    notes="Multiple-choice accuracy: EA (most effective response/action) and EU, whose emotion "
+          "and cause questions are asked together and count only when both are right; per "
+          "language and category.",
 )

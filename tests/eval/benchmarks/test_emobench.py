@@ -1,5 +1,6 @@
-"""EmoBench loader: the shared sample loads, scores as the original does (EU counts when emotion
-and cause are both right), and bad input fails with one line naming file, line and field."""
+"""EmoBench loader: the shared sample loads, scores as the original does (EU asks the emotion and
+its cause in one prompt and counts when both are right), and bad input fails with one line naming
+file, line and field."""
 import json
 import re
 import shutil
@@ -34,7 +35,7 @@ def _run(rows, answer_of):
 def test_every_sample_line_loads(sample, rows):
     n_ea = len(_lines(sample / "data" / "EA.jsonl"))
     n_eu = len(_lines(sample / "data" / "EU.jsonl"))
-    assert len(rows) == n_ea + 2 * n_eu  # an EU line is an emotion row and a cause row
+    assert len(rows) == n_ea + n_eu  # an EU line is one row asking both questions
     assert len({r["id"] for r in rows}) == len(rows)
     for r in rows:
         validate_row(r)
@@ -42,7 +43,7 @@ def test_every_sample_line_loads(sample, rows):
         assert r["prompt"][0] == {"role": "system", "content": SYSTEM_PROMPT}
         m = meta(r)
         assert {"task", "language", "category", "qid"} <= set(m)
-        assert (m["task"] == "EU") == ("part" in m)
+        assert (m["task"] == "EU") == (r["answer_type"] == "short" and "options" in m)
     assert {meta(r)["language"] for r in rows} == {"en", "zh"}
 
 
@@ -60,47 +61,125 @@ def test_perfect_answerer_scores_100(rows):
     metrics = _run(rows, lambda r: f"<think>I read the key.</think><answer>{r['answer']}</answer>")
     assert metrics["accuracy"] == 1.0
     assert all(t["accuracy"] == 1.0 for t in metrics["by_task"].values())
-    assert set(metrics["by_task"]) == {"EA", "EU-emotion", "EU-cause", "EU-both"}
+    assert set(metrics["by_task"]) == {"EA", "EU", "EU-emotion", "EU-cause"}
 
 
 def test_constant_answerer_scores_chance(rows):
-    metrics = _run(rows, lambda r: "<think>always the first</think><answer>A</answer>")
+    metrics = _run(rows, lambda r: "<think>always the first</think><answer>"
+                   + ("A" if meta(r)["task"] == "EA" else "A; A") + "</answer>")
     ea = [r for r in rows if meta(r)["task"] == "EA"]
-    pairs = {}
-    for r in rows:
-        m = meta(r)
-        if m["task"] == "EU":
-            pairs.setdefault((m["qid"], m["language"]), []).append(r["answer"] == "A")
+    eu = [meta(r)["gold"] for r in rows if meta(r)["task"] == "EU"]
     ea_acc = sum(r["answer"] == "A" for r in ea) / len(ea)
-    both_acc = sum(all(v) for v in pairs.values()) / len(pairs)
-    emotion = [r for r in rows if meta(r).get("part") == "emotion"]
+    both_acc = sum(g == {"emotion": "A", "cause": "A"} for g in eu) / len(eu)
     assert metrics["by_task"]["EA"]["accuracy"] == pytest.approx(ea_acc)
-    assert metrics["by_task"]["EU-both"]["accuracy"] == pytest.approx(both_acc)
-    assert metrics["by_task"]["EU-both"]["n"] == len(pairs)
+    assert metrics["by_task"]["EU"]["accuracy"] == pytest.approx(both_acc)
+    assert metrics["by_task"]["EU"]["n"] == len(eu)
     assert metrics["by_task"]["EU-emotion"]["accuracy"] == pytest.approx(
-        sum(r["answer"] == "A" for r in emotion) / len(emotion))
+        sum(g["emotion"] == "A" for g in eu) / len(eu))
     assert metrics["accuracy"] == pytest.approx((ea_acc + both_acc) / 2)
 
 
-def test_eu_both_needs_both_parts(rows):
+def test_eu_needs_both_parts(rows):
     # right emotion, wrong cause: the item is wrong, as in the original's joint score
     def answer(r):
         m = meta(r)
-        gold = r["answer"]
-        wrong = "B" if gold == "A" else "A"
-        return f"<think>x</think><answer>{wrong if m.get('part') == 'cause' else gold}</answer>"
+        if m["task"] == "EA":
+            return f"<answer>{r['answer']}</answer>"
+        wrong = "B" if m["gold"]["cause"] == "A" else "A"
+        return f"<think>x</think><answer>Q1: {m['gold']['emotion']}, Q2: {wrong}</answer>"
 
     metrics = _run(rows, answer)
     assert metrics["by_task"]["EU-emotion"]["accuracy"] == 1.0
     assert metrics["by_task"]["EU-cause"]["accuracy"] == 0.0
-    assert metrics["by_task"]["EU-both"]["accuracy"] == 0.0
+    assert metrics["by_task"]["EU"]["accuracy"] == 0.0
+
+
+def test_eu_asks_emotion_and_cause_in_one_prompt(sample, rows):
+    first = json.loads(_lines(sample / "data" / "EU.jsonl")[0])
+    row = next(r for r in rows if r["id"] == f"emobench-EU-{first['language']}-{first['qid']}")
+    user = row["prompt"][-1]["content"]
+    emotions = user.index("Question 1")
+    causes = user.index("Question 2")
+    assert first["scenario"] in user and emotions < causes
+    for letter, text in zip("ABCDEF", first["emotion_choices"]):
+        assert user.index(f"\n{letter}. {text.strip()}", emotions) < causes
+    for letter, text in zip("ABCDEF", first["cause_choices"]):
+        assert user.index(f"\n{letter}. {text.strip()}", causes) > causes
+    gold = meta(row)["gold"]
+    assert first["emotion_choices"][ord(gold["emotion"]) - ord("A")] == first["emotion_label"]
+    assert first["cause_choices"][ord(gold["cause"]) - ord("A")] == first["cause_label"]
+    assert row["answer"] == f"{gold['emotion']}; {gold['cause']}"
+
+
+@pytest.mark.parametrize("reply, emotion, cause", [
+    ("B; D", "B", "D"),
+    ("Q1: B, Q2: D", "B", "D"),
+    ('{"answer_q1": "B", "answer_q2": "D"}', "B", "D"),  # the original's own JSON answer
+    ("1. (B) Fear\n2. (D) She has doubts about her painting", "B", "D"),
+    ("Question 1: Fear. Question 2: She has doubts about her painting", "B", "D"),  # option text
+    ("问题1：B；问题2：D", "B", "D"),
+    ("B D", "B", "D"),
+    ("B", None, None),  # one answer for two questions
+    ("B; D; A", None, None),
+    ("A or B; D", None, "D"),
+])
+def test_eu_reply_is_read_as_two_letters(reply, emotion, cause):
+    from eval.benchmarks.emobench import score
+
+    row = next(r for r in BENCHMARK.load_rows() if r["id"] == "emobench-EU-en-11")
+    rec = score(row, f"<think>x</think><answer>{reply}</answer>")
+    assert (rec["emotion_choice"], rec["cause_choice"]) == (emotion, cause)
+
+
+# Release-layout fixture, scored by hand with the original rule (Sahandfer/EmoBench src/data.py,
+# evaluate_results: EA correct when the answer letter equals letters[choices.index(label)]; EU
+# correct when emo_answer == emo_label AND cause_answer == cause_label; "Overall" = mean per task
+# and language).
+_EA = [{"qid": "1", "language": "en", "category": "Personal-Self", "question type": "Response",
+        "scenario": "S1", "subject": "Ann", "choices": ["a1", "a2", "a3", "a4"], "label": "a2"},
+       {"qid": "2", "language": "en", "category": "Social-Others", "question type": "Action",
+        "scenario": "S2", "subject": "Bo", "choices": ["b1", "b2", "b3", "b4"], "label": "b4"}]
+_EU = [{"qid": str(q), "language": "en", "coarse_category": "Complex Emotions",
+        "finegrained_category": "Emotion Transition", "scenario": f"S{q}", "subject": "Cy",
+        "emotion_choices": ["Joy", "Fear", "Anger", "Pride"], "emotion_label": "Fear",
+        "cause_choices": ["c1", "c2", "c3", "c4"], "cause_label": "c3"} for q in (10, 11, 12, 13)]
+# replies: EA 1 right (B), EA 2 wrong (A); EU 10 both right, 11 emotion only, 12 cause only,
+# 13 both right written as option text
+_REPLIES = {"emobench-EA-en-1": "B", "emobench-EA-en-2": "A", "emobench-EU-en-10": "B; C",
+            "emobench-EU-en-11": "B; D", "emobench-EU-en-12": "A; C",
+            "emobench-EU-en-13": "Q1: Fear, Q2: c3"}
+
+
+def test_release_fixture_matches_the_original_rule(tmp_path):
+    data = tmp_path / "EmoBench" / "data"
+    data.mkdir(parents=True)
+    for name, items in (("EA", _EA), ("EU", _EU)):
+        (data / f"{name}.jsonl").write_text(
+            "".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
+    rows = BENCHMARK.load_rows(tmp_path / "EmoBench")
+    metrics = _run(rows, lambda r: f"<think>x</think><answer>{_REPLIES[r['id']]}</answer>")
+    # by hand: EA 1/2; EU: items 10 and 13 right = 2/4; emotion right 10, 11, 13 = 3/4
+    assert metrics["by_task"]["EA"]["accuracy"] == 0.5
+    assert metrics["by_task"]["EU"]["accuracy"] == 0.5
+    assert metrics["by_task"]["EU-emotion"]["accuracy"] == 0.75
+    assert metrics["by_task"]["EU-cause"]["accuracy"] == 0.75
+    assert metrics["accuracy"] == 0.5
+    assert metrics["tasks"]["EU"]["by_category"]["Complex Emotions"]["accuracy"] == 0.5
+
+
+def test_languages_option_keeps_one_language(sample):
+    en = load(sample, languages=["en"])
+    assert en and {meta(r)["language"] for r in en} == {"en"}
+    assert len(en) == len(load(sample)) // 2
+    with pytest.raises(ValueError, match="languages must be some of en, zh"):
+        load(sample, languages=["fr"])
 
 
 def test_breakdowns_appear(rows):
     metrics = _run(rows, lambda r: f"<think>x</think><answer>{r['answer']}</answer>")
     assert set(metrics["by_language"]) == {"en", "zh"}
     assert {"by_language", "by_category", "by_question_type"} <= set(metrics["tasks"]["EA"])
-    assert {"by_language", "by_category"} <= set(metrics["tasks"]["EU-both"])
+    assert {"by_language", "by_category"} <= set(metrics["tasks"]["EU"])
     assert set(metrics["tasks"]["EA"]["by_question_type"]) == {"Action", "Response"}
 
 
