@@ -6,18 +6,33 @@ Release format: `Hi-ToM_data.json` = `{"data": [item, ...]}`; an item has `promp
 and `answer` (the correct option's text).
 Scoring: multiple choice; the prediction is right when its option is the one whose text is
 `answer`. Accuracy per ToM order (the paper's headline), story length and deception setting.
+
+Every VP item is a CoTP item again: the same story (behind the release's own instruction line,
+"Read the following story ... without explanations.", which contradicts our think-then-answer
+prompt and is cut off), question and choices. Most carry the same gold; some carry another one
+that the story does not support (record 342 of the release: VP green_bathtub, CoTP
+blue_cupboard). By default each distinct (story, question, choices) item is asked and scored
+once, with the CoTP gold; the metrics report how many records were merged (`merged`) and how
+many of them disagreed on the gold (`gold_conflicts`). The benchmark `hitom_raw` keeps every
+record of the release, as the paper's per-prompting-type tables count them.
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 from eval.benchmarks._tom_common import choice_block, fail, files_in, get, read_json, short_repr
-from eval.benchmarks.base import Benchmark, Row
-from eval.rows import make_row
+from eval.benchmarks.base import Benchmark, Record, Row, accuracy_with_breakdowns
+from eval.rows import make_row, meta
+
+BREAKDOWNS = ("order", "story_length", "deception")
 
 NAME = "hitom"
 OPTION = re.compile(r"([A-Z])\. (.*?)(?=, [A-Z]\. |$)", re.S)
+# The story lines are numbered ("1 Amelia entered the laundry."); VP stories open with an
+# instruction line that is not.
+NUMBERED = re.compile(r"\s*\d+\s")
 
 # The release's prompt note states how to read the stories (who saw what, who may lie); without
 # it higher orders are ambiguous, so every prompt carries the same rules, in our words.
@@ -44,15 +59,52 @@ def parse_options(text: str) -> list[str]:
     return [option.strip() for _, option in found]
 
 
-def load(path: Path) -> list[Row]:
+def story_text(story: str) -> str:
+    """The numbered story lines, without the instruction line(s) VP items start with."""
+    lines = story.strip().split("\n")
+    first = next((n for n, line in enumerate(lines) if NUMBERED.match(line)), 0)
+    return "\n".join(lines[first:]).strip()
+
+
+def load(path: Path, *, merge: bool = True) -> list[Row]:
+    """Rows of the release; with `merge` (the default) one per distinct item, the CoTP record's
+    gold winning over a VP record's (see the module's docstring)."""
     rows: list[Row] = []
+    keys: list[str] = []
     for file in files_in(Path(path), "*.json", NAME):
         doc = read_json(file)
         if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
             fail(file, "", "expected a JSON object with a 'data' list (Hi-ToM_data.json)")
         for i, item in enumerate(doc["data"]):
-            rows.append(_row(item, file, i))
-    return rows
+            row = _row(item, file, i)
+            rows.append(row)
+            # the user turn holds the story without its instruction, the question and options
+            keys.append(row["prompt"][-1]["content"])
+    return merge_duplicates(rows, keys) if merge else rows
+
+
+def merge_duplicates(rows: list[Row], keys: list[str]) -> list[Row]:
+    """One row per key (the item as asked: story, question, choices): the first CoTP row of the
+    group, else its first row; `meta.merged` counts the records folded into it,
+    `meta.merged_golds` lists their golds where they differ from the kept one."""
+    groups: dict[str, list[Row]] = {}
+    for r, key in zip(rows, keys):
+        groups.setdefault(key, []).append(r)
+    out = []
+    for group in groups.values():
+        keep = next((r for r in group if meta(r)["prompting_type"] == "CoTP"), group[0])
+        others = [r for r in group if r is not keep]
+        if others:
+            m = meta(keep)
+            m["merged"] = len(others)
+            m["merged_records"] = [meta(r)["record"] for r in others]
+            conflicts = sorted({meta(r)["answer_text"] for r in others} - {m["answer_text"]})
+            if conflicts:
+                m["merged_golds"] = conflicts
+            keep = dict(keep, meta=json.dumps(m, ensure_ascii=False))
+        out.append(keep)
+    return out
+
 
 
 def _row(item: dict, file: Path, i: int) -> Row:
@@ -74,7 +126,7 @@ def _row(item: dict, file: Path, i: int) -> Row:
     sample_id = get(item, "sample_id", file, where, int)
     user = (
         "Read the story and answer the multiple-choice question about it.\n\n"
-        f"{RULES}\n\nStory:\n{story.strip()}\n\n{choice_block(question.strip(), options)}"
+        f"{RULES}\n\nStory:\n{story_text(story)}\n\n{choice_block(question.strip(), options)}"
     )
     return make_row(
         id=f"{NAME}/{prompting}/{'tell' if deception else 'no_tell'}/len{length}/{sample_id}",
@@ -95,13 +147,22 @@ def _row(item: dict, file: Path, i: int) -> Row:
     )
 
 
+def aggregate(records: list[Record]) -> dict:
+    out = accuracy_with_breakdowns(records, BREAKDOWNS)
+    out["merged"] = sum(r.get("meta", {}).get("merged", 0) for r in records)
+    out["gold_conflicts"] = sum(len(r.get("meta", {}).get("merged_golds", [])) > 0 for r in records)
+    return out
+
+
 BENCHMARK = Benchmark(
     name=NAME,
     category="tom",
     load=load,
     default_dir="hitom",
     hub_id=None,  # released on GitHub (ying-hui-he/Hi-ToM_dataset)
-    breakdowns=("order", "story_length", "deception"),
+    breakdowns=BREAKDOWNS,
+    aggregate=aggregate,
     notes="15-way multiple choice over containers; accuracy per ToM order 0-4 "
-    "(also per story length and deception setting).",
+    "(also per story length and deception setting); each distinct item once, CoTP gold preferred "
+    "('merged' records folded in, 'gold_conflicts' among them).",
 )

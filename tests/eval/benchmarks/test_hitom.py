@@ -27,10 +27,14 @@ def run(rows, answer_of):
     return scripted_metrics(BENCHMARK, rows, answer_of)
 
 
-def test_every_item_loads(rows, items):
-    assert len(rows) == len(items) == 100
+def test_every_item_loads(sample, rows, items):
+    raw = load(sample, merge=False)
+    assert len(raw) == len(items) == 100
+    # the sample's 10 VP records repeat a CoTP record: asked once
+    assert len(rows) == 90 and sum(meta(r).get("merged", 0) for r in rows) == 10
     assert len({r["id"] for r in rows}) == len(rows)
-    for r, item in zip(rows, items):
+    assert len({user_text(r) for r in rows}) == len(rows)
+    for r, item in zip(raw, items):
         validate_row(r)
         assert r["source"] == "hitom" and r["prompt"][0]["content"] == SYSTEM_PROMPT
         assert r["answer_type"] == "choice" and len(r["choices"]) == 15
@@ -38,6 +42,8 @@ def test_every_item_loads(rows, items):
         assert meta(r)["order"] == item["question_order"]
         user = user_text(r)
         assert item["question"] in user and "\nO. " in user and "A, B, C" in user
+        assert "Read the following story" not in user and "without explanations" not in user
+        assert "Story:\n1 " in user
 
 
 def test_parse_options():
@@ -61,7 +67,8 @@ def test_constant_answerer_scores_share_of_its_letter(rows, letter):
 def test_breakdown_per_order(rows):
     metrics = run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
     assert set(metrics["by_order"]) == {"0", "1", "2", "3", "4"}
-    assert all(v["n"] == 20 and v["accuracy"] == 1.0 for v in metrics["by_order"].values())
+    assert sum(v["n"] for v in metrics["by_order"].values()) == 90
+    assert all(v["accuracy"] == 1.0 for v in metrics["by_order"].values())
     assert set(metrics["by_story_length"]) == {"1", "2", "3"}
     assert set(metrics["by_deception"]) == {"True", "False"}
 
@@ -99,3 +106,42 @@ def test_invalid_json_names_line(tmp_path, sample):
     path.write_text("\n".join(text))
     with pytest.raises(BenchmarkFormatError, match=r"Hi-ToM_data\.json: line 11: invalid JSON"):
         load(path)
+
+
+FIXTURE = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "hitom"
+
+
+def test_fixture_merged_and_raw_against_the_original_rule_by_hand():
+    # The Hi-ToM repository (ying-hui-he/Hi-ToM_dataset) ships no scoring script; its README and
+    # paper score accuracy: an answer is right when it names the option whose text is the
+    # record's `answer`. The fixture, in Hi-ToM_data.json's layout, holds: B (CoTP) and its exact
+    # VP copy; A (CoTP, gold blue_cupboard) and its VP copy with the gold green_bathtub, as the
+    # release's record 342; C (CoTP only); D (VP only). The answerer says blue_cupboard for A,
+    # the gold for B and D, a wrong container for C.
+    def reply(r):
+        if "melon" in user_text(r):
+            return "<answer>red_bucket</answer>"
+        if "eggplant" in user_text(r):
+            return "<answer>blue_cupboard</answer>"
+        return f"<answer>{meta(r)['answer_text']}</answer>"
+
+    merged = scripted_metrics(BENCHMARK, load(FIXTURE), reply)
+    # each distinct item once with the CoTP gold: A right, B right, C wrong, D right
+    assert merged["n"] == 4 and merged["accuracy"] == pytest.approx(3 / 4)
+    assert merged["merged"] == 2 and merged["gold_conflicts"] == 1
+    from eval.benchmarks import get_benchmark
+    raw_bench = get_benchmark("hitom_raw")
+    raw = scripted_metrics(raw_bench, raw_bench.load_rows(FIXTURE), reply)
+    # every record scored by its own gold: A, B, B', D right; A' (green_bathtub) and C wrong
+    assert raw["n"] == 6 and raw["accuracy"] == pytest.approx(4 / 6) and raw["merged"] == 0
+
+
+def test_merged_row_keeps_the_cotp_gold_and_names_the_other():
+    rows = {meta(r)["sample_id"]: r for r in load(FIXTURE)}
+    assert set(rows) == {0, 20, 40, 301}  # the VP copies 300 and 340 are folded in
+    a = meta(rows[40])
+    assert a["prompting_type"] == "CoTP" and a["answer_text"] == "blue_cupboard"
+    assert a["merged"] == 1 and a["merged_golds"] == ["green_bathtub"] and a["merged_records"] == [4]
+    assert "merged_golds" not in meta(rows[0]) and meta(rows[0])["merged"] == 1
+    d = user_text(rows[301])
+    assert "Story:\n1 Owen and Ava entered the garden." in d and "without explanations" not in d
