@@ -11,9 +11,11 @@ Each chain maps facts to `(value, ts)`:
 - `("at", person)`        -> the person's room, `Away(room)` ("not in that room, whereabouts
                              unknown") or `None` (world: in no room)
 
-`ts` is the index of the action whose *world change* the value reflects. It decides between
-conflicting reports: a world-state message is adopted only by minds that hold no newer
-information about that fact (docs/exploretom-semantics.md explains why).
+`ts` dates a belief as its holder can: the index of the action whose world change it saw, or,
+for news from a message it cannot date, of the message. It decides which information wins: a
+mind ignores a world-state message only when it can tell the message is stale (its model of the
+speaker's belief already holds the claim and its own belief is newer); otherwise the latest
+message wins (docs/exploretom-semantics.md).
 
 Who learns what: an action has witnesses W (the people in the actor's room; for private
 communication the speaker and listener), secret peekers K and distracted witnesses D.
@@ -367,7 +369,7 @@ class Tracker:
             if len(w) < 2:
                 raise StoryError(i, a.type, f"nobody else is in the {room} to hear {s}")
         topic = a.topic
-        about, msg = ("", -1) if topic.is_abstract else self._message(a, i, s)
+        about = "" if topic.is_abstract else self._message(a, i, s)
         peek, dist = self._check_modifiers(a, i, w)
         observers = (w | peek) - dist
         if topic.is_abstract:
@@ -381,17 +383,15 @@ class Tracker:
                 mine = self._mine(c)
                 for x in (w | {c[0]}) if len(c) == 1 else w:
                     mine[("knows", x, t)] = (True, i)
-        elif about == "object":
+        elif about != "container":  # where a container stands is common knowledge already
+            key = ("at" if about == "person" else "loc", topic.entity)
             for c in self._chains(observers, w):
-                self._adopt(c, topic.entity, topic.property, topic.value, msg)
-        elif about == "person":
-            for c in self._chains(observers, w):
-                self._adopt_person(c, topic.entity, topic.value, msg)
+                self._adopt(c, s, key, topic.property, topic.value, i)
         self._record(a, observers, room)
 
-    def _message(self, a: Action, i: int, speaker: str) -> tuple[str, int]:
-        """Check a world-state claim against the speaker's belief. Returns what it is about
-        ("object", "person" or "container") and the ts of the speaker's belief."""
+    def _message(self, a: Action, i: int, speaker: str) -> str:
+        """Check a world-state claim against the speaker's belief. Returns what it is about:
+        "object", "person" or "container"."""
         t = a.topic
         e, value = t.entity, t.value
         if e in self.person_room and e in self.people:
@@ -399,8 +399,7 @@ class Tracker:
                 raise StoryError(i, a.type, f"{e} is a person: a message can say which room "
                                  f"{e} is in, not which container")
             self._check_room_name(a, i, value)
-            entry = self.beliefs.get((speaker,), {}).get(("at", e))
-            believed, ts = entry if entry else (None, -1)
+            believed = self.belief((speaker,), ("at", e))
             if not isinstance(believed, str):
                 where = f" (only that {e} left the {believed.room})" if believed else ""
                 raise StoryError(i, a.type, f"{speaker} does not know which room {e} is "
@@ -408,7 +407,7 @@ class Tracker:
             if believed != value:
                 raise StoryError(i, a.type, f"{speaker} believes {e} is in the {believed}, "
                                  f"not in the {value}")
-            return "person", ts
+            return "person"
         if e in self.container_room:
             if t.property != ROOM_LOCATION:
                 raise StoryError(i, a.type, f"the {e} is a container: a message can say which "
@@ -417,14 +416,13 @@ class Tracker:
             if self.container_room[e] != value:
                 raise StoryError(i, a.type, f"the {e} is in the {self.container_room[e]}, not "
                                  f"in the {value}")
-            return "container", -1
+            return "container"
         if e not in self.loc_history:
             raise StoryError(i, a.type, f"{e!r} is no person, object or container that has "
                              "appeared in the story before this action")
         if t.property == ROOM_LOCATION:
             self._check_room_name(a, i, value)
-        entry = self.beliefs.get((speaker,), {}).get(("loc", e))
-        (room, container), ts = entry if entry else ((None, None), -1)
+        room, container = self.location((speaker,), e)
         believed = container if t.property == CONTAINER_LOCATION else room
         if not believed:
             what = "container" if t.property == CONTAINER_LOCATION else "room"
@@ -435,7 +433,7 @@ class Tracker:
         if believed != value:
             raise StoryError(i, a.type, f"{speaker} believes the {e} is in the {believed}, "
                              f"not in the {value}")
-        return "object", ts
+        return "object"
 
     def _check_room_name(self, a: Action, i: int, value: str) -> None:
         if value in self.container_room:
@@ -443,26 +441,46 @@ class Tracker:
         if value in self.loc_history or value in self.person_room:
             raise StoryError(i, a.type, f"{value!r} is an object or a person, not a room")
 
-    def _adopt(self, chain: Chain, obj: str, prop: str, value: str, msg_ts: int) -> None:
+    def _adopt(self, chain: Chain, speaker: str, key: Fact, prop: str, value: str,
+               i: int) -> None:
+        """`chain` hears `speaker` claim that `key`'s `prop` is `value` (SEMANTICS.md, which
+        information wins): adopted unless the chain can tell the claim is stale, i.e. its own
+        model of the speaker's belief already holds `value` and its own belief is newer. Among
+        claims it cannot judge, the latest wins. Only timestamps the chain itself holds are
+        compared: its own belief's and that of its model of the speaker."""
         mine = self._mine(chain)
-        cur = mine.get(("loc", obj))
-        if cur is not None and cur[1] > msg_ts:
-            return  # this mind holds newer information than the message carries
-        if prop == CONTAINER_LOCATION:
-            new = (self.container_room[value], value)
-        else:
-            room, container = cur[0] if cur else (None, None)
-            keep = (container == OPEN and room == value) or (
-                bool(container) and self.container_room.get(container) == value)
-            new = (value, container if keep else None)
-        mine[("loc", obj)] = (new, msg_ts)
+        cur = mine.get(key)
+        if cur is not None and _holds(cur[0], prop, value):
+            return  # nothing new for this mind
+        if chain[-1] != speaker and len(chain) < self.max_order:
+            model = self.beliefs.get(chain + (speaker,), {}).get(key)
+            if (model is not None and _holds(model[0], prop, value) and cur is not None
+                    and cur[1] > model[1]):
+                return  # it knows what the speaker saw, and has seen something newer since
+        # Dates in a chain are its outermost person's: how old that person knows the speaker's
+        # information to be, else the message's own index (news it cannot date).
+        source = self.beliefs.get((speaker,) if chain[0] == speaker else (chain[0], speaker),
+                                  {}).get(key)
+        ts = source[1] if source is not None and _holds(source[0], prop, value) else i
+        mine[key] = (self._claimed(key, prop, value, cur), ts)
 
-    def _adopt_person(self, chain: Chain, person: str, room: str, msg_ts: int) -> None:
-        mine = self._mine(chain)
-        cur = mine.get(("at", person))
-        if cur is not None and cur[1] > msg_ts:
-            return
-        mine[("at", person)] = (room, msg_ts)
+    def _claimed(self, key: Fact, prop: str, value: str, cur: tuple | None):
+        """The belief a claim leaves: a room message keeps a container belief that agrees."""
+        if key[0] == "at":
+            return value
+        if prop == CONTAINER_LOCATION:
+            return (self.container_room[value], value)
+        room, container = cur[0] if cur else (None, None)
+        keep = (container == OPEN and room == value) or (
+            bool(container) and self.container_room.get(container) == value)
+        return (value, container if keep else None)
+
+
+def _holds(belief, prop: str, value: str) -> bool:
+    """Whether a belief (a person's room, or an object's (room, container)) agrees with a claim."""
+    if isinstance(belief, tuple) and not isinstance(belief, Away):
+        return belief[1 if prop == CONTAINER_LOCATION else 0] == value
+    return belief == value
 
 
 _HANDLERS = {

@@ -61,7 +61,8 @@ def test_a_person_who_observed_every_action_holds_only_true_beliefs(seed, aset):
     assert all(watcher in obs for obs in t.observers)
     me = (watcher,)
     for obj in t.objects:
-        assert t.location(me, obj) == t.location((), obj)
+        if not _misjudged_speaker(t, obj):
+            assert t.location(me, obj) == t.location((), obj)
         for st_type in t.state_types.get(obj, ()):
             key = ("state", obj, st_type)
             assert t.belief(me, key) == t.belief((), key)
@@ -70,8 +71,22 @@ def test_a_person_who_observed_every_action_holds_only_true_beliefs(seed, aset):
             for p in t.people:
                 assert t.knows(me, p, topic) == t.knows((), p, topic)
     # So none of the watcher's first-order answers is a false belief.
-    labelled = [q for q in _questions(t) if q["people"] == [watcher]]
+    labelled = [q for q in _questions(t) if q["people"] == [watcher]
+                and not _misjudged_speaker(t, q["thing"])]
     assert not any(q["false_belief"] for q in labelled)
+
+
+def _misjudged_speaker(t: Tracker, obj: str) -> bool:
+    """Whether someone distracted earlier made a claim about `obj` afterwards. Nobody sees a
+    distraction, so the watcher's model of that speaker is wrong and it cannot tell the claim
+    is stale: it adopts it like any news it cannot date (SEMANTICS.md, which information wins;
+    test_semantics.py shows such a story)."""
+    distracted: set[str] = set()
+    for a in t.actions:
+        if a.topic is not None and a.topic.entity == obj and a.person in distracted:
+            return True
+        distracted |= set(a.distracted)
+    return False
 
 
 def _questions(t):
