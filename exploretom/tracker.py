@@ -348,12 +348,16 @@ class Tracker:
             self.state_values.append((a.object, a.state_type, a.state_value))
         self.beliefs[()][key] = (a.state_value, i)
         observers = (w | peek) - dist
+        true_loc = (room, OPEN) if placed_now else cur
+        # Watching tells the room, and the container only when the object lies in the open: the
+        # actor alone knows which container it came from and went back to.
+        seen_loc = true_loc if true_loc[1] == OPEN else (room, None)
+        actor = (a.person,)
         for c in self._chains(observers, w):
             self._see(c, a.object)
             mine = self._mine(c)
             mine[key] = (a.state_value, i)
-            if placed_now:
-                mine[("loc", a.object)] = ((room, OPEN), i)
+            mine[("loc", a.object)] = (true_loc if c == actor else seen_loc, i)
         self._record(a, observers, room)
 
     def _communicate(self, a: Action, i: int) -> None:

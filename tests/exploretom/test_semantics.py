@@ -613,3 +613,45 @@ def test_news_from_someone_whose_distraction_nobody_saw_is_adopted():
     assert answer(out, "In which container will Anne search for the apple?") == "box"
     assert answer(out, "In which container will Beth search for the apple?") == "box"
     assert answer(out, "In which container is the apple now?") == "basket"
+
+
+# --------------------------------------------------------------------------- watching a state update
+def test_watching_a_state_update_tells_the_room_not_the_container():
+    # The example: Beth moved the apple to the basket while Anne was away; back in the
+    # kitchen, Anne watches Beth peel it. She learns the apple is here, not in which container.
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), put("Beth", "apple", "box"),
+                 leave("Anne", "kitchen"), put("Beth", "apple", "basket"),
+                 enter("Anne", "kitchen"), peel("Beth"))
+    assert ask(out, "In which container will Anne search for the apple?") is None
+    q = ask(out, "In which room will Anne search for the apple?")
+    assert q["answer"] == "kitchen" and not q["false_belief"]
+    assert answer(out, "In which container will Beth search for the apple?") == "basket"
+    assert ask(out, "In which container does Beth think that Anne will search for the apple?") \
+        is None
+    assert ask(out, "In which container does Anne think that Beth will search for the apple?") \
+        is None  # Anne does not know which one Beth knows
+    assert answer(out, "Does Anne believe that the apple is peeled? Answer yes or no.") == "yes"
+
+
+def test_watching_a_state_update_of_an_object_in_the_open_tells_where_it_lies():
+    # "Gus dropped the teddy bear in the mud" in the hallway: Lily, who had seen Gus carry the
+    # bear out of the nursery (not where to), watches in secret and now knows where it is.
+    mud = update("Gus", "teddy bear", "is muddy", "Gus dropped the teddy bear in the mud.", True,
+                 "<is_muddy>", peeking=["Lily"])
+    out = labels(enter("Gus", "nursery"), enter("Lily", "nursery"),
+                 carry("Gus", "teddy bear", "hallway"), mud)
+    assert answer(out, "In which room will Lily search for the teddy bear?") == "hallway"
+    assert answer(out, "In which room does Lily think that Gus will search for the teddy "
+                       "bear?") == "hallway"
+    # Gus does not know Lily peeked: for him she still has no idea where the bear went.
+    assert ask(out, "In which room does Gus think that Lily will search for the teddy bear?") \
+        is None
+    assert ask(out, "In which container will Lily search for the teddy bear?") is None  # none
+    # A witness in the hallway sees it all, and Gus knows she did.
+    out = labels(enter("Gus", "nursery"), enter("Lily", "nursery"),
+                 carry("Gus", "teddy bear", "hallway"), enter("Lily", "hallway"),
+                 leave("Lily", "hallway"), enter("Lily", "hallway"),
+                 update("Gus", "teddy bear", "is muddy", "Gus dropped the teddy bear in the mud.",
+                        True, "<is_muddy>"))
+    assert answer(out, "In which room does Gus think that Lily will search for the teddy "
+                       "bear?") == "hallway"
