@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from eval.paths import describe_error
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.jsonl import Appender, InputError, iter_lines, iter_records, resume
 from exploretom.label import label_line, story_text
@@ -201,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except (UsageError, InputError, ConditionsUnreachable, OSError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {describe_error(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: re-run the same command to continue", file=sys.stderr)

@@ -19,7 +19,7 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """(line number, text) of the non-empty lines of a file; InputError if unreadable."""
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"{p}: no such file")
+        raise InputError(f"{p}: " + ("is a folder, expected a file" if p.is_dir() else "no such file"))
     try:
         with open(p, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):

@@ -89,9 +89,7 @@ class RunConfig(BaseModel):
 
 def load_config(path: str | Path) -> RunConfig:
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such file")
-    try:
+    try:  # read_yaml names a missing file or a folder itself
         raw = read_yaml(p) or {}
         cfg = RunConfig.model_validate(raw)
         cfg.search_config()

@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from eval.paths import describe_error
+
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 
@@ -224,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         Demo(out, args.bench, args.quiet, PROFILES[args.profile]).run(args.stages)
     except (DemoError, OSError) as e:  # OSError: e.g. --out names a file
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {describe_error(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted: run the same command again to continue", file=sys.stderr)

@@ -20,6 +20,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from eval.paths import describe_error
+
 CHECKPOINTS = ("base", "sft", "grpo")
 STAGE_ORDER = ("data", "compare", "export", "model", "sft", "grpo", "eval", "report")
 BREAKDOWNS = (("order", "order"), ("property", "property"), ("kind", "kind"),
@@ -379,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         s = build(out)
     except (ReportError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {describe_error(e)}", file=sys.stderr)
         return 2
     print(f"report: {out / 'report' / 'report.md'} (and report.html)")
     if s["verdict"]:

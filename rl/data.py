@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from eval.paths import looks_local
 from eval.rows import COLUMNS, RowError, validate_row
 from eval.rows import features as row_features
 
@@ -37,8 +38,12 @@ class Source:
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     rows = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
+    with path.open("rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise DataError(f"{path}:{lineno}: not UTF-8 text ({e.reason})") from None
             if not line.strip():
                 continue
             try:
@@ -79,7 +84,7 @@ def load_source(src: Source):
             ds = loaded
     elif path.exists():
         raise DataError(f"{path}: expected a .jsonl/.json/.parquet file or a save_to_disk folder")
-    elif "/" in src.path and not src.path.startswith((".", "/")) and src.path.count("/") == 1:
+    elif src.path.count("/") == 1 and not looks_local(src.path):  # a hub id: org/name
         try:  # a hub dataset id
             ds = load_dataset(src.path, split=src.split)
         except Exception as e:  # datasets raises many types (offline, missing, bad split)

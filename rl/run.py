@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from eval.paths import describe_error, missing_local_model
 from rl.config import ConfigError, dump_config, load_config
 from rl.data import DataError
 
@@ -119,9 +120,9 @@ def lora_config(cfg):
 
 def load_tokenizer(cfg, padding_side: str):
     path = cfg.model.path
-    if path.startswith(("/", ".", "~")) and not Path(path).expanduser().is_dir():
-        # a local path, not a hub id: say so instead of the hub's "Repo id must be ..."
-        raise ConfigError(f"model.path: cannot load a tokenizer from {path!r} (no such folder)")
+    problem = missing_local_model(path)
+    if problem:  # say so instead of the hub's "Repo id must be ..."
+        raise ConfigError(f"model.path: cannot load a tokenizer from {path!r}: {problem}")
     from transformers import AutoTokenizer
 
     try:
@@ -170,7 +171,7 @@ def _load_config(path: str, run_cls, overrides: list[str]):
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: not a UTF-8 text file ({e.reason})") from None
     except OSError as e:  # a folder, no permission, ...
-        raise ConfigError(f"{path}: cannot read ({e.strerror or e})") from None
+        raise ConfigError(describe_error(e)) from None
 
 
 def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: list[str] | None = None) -> int:
@@ -198,7 +199,7 @@ def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: li
         print(f"error: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # e.g. output_dir is a file; the message names the path
-        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
+        print(f"error: {describe_error(e)}", file=sys.stderr)
         return 2
     except UnicodeDecodeError as e:
         print(f"error: a data or model file named in {args.config} is not UTF-8 text ({e.reason})",

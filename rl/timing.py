@@ -14,6 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+from eval.paths import describe_error
+
 
 class TimingError(ValueError):
     pass
@@ -51,8 +53,8 @@ def read_log(path: Path) -> list[dict]:
         raise TimingError(f"{path}: no such file") from None
     except UnicodeDecodeError as e:
         raise TimingError(f"{path}: not a UTF-8 text file ({e.reason})") from None
-    except OSError as e:
-        raise TimingError(f"{path}: cannot read ({e.strerror or e})") from None
+    except OSError as e:  # a folder, no permission, ...
+        raise TimingError(describe_error(e)) from None
     records = []
     for n, line in enumerate(lines, 1):
         if line.strip():

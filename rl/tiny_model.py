@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from eval.paths import describe_error
 SPECIAL_TOKENS = {
     "pad_token": "<|pad|>",
     "bos_token": "<|begin|>",
@@ -258,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
             model_vocab_size=args.model_vocab_size, seed=args.seed,
         )
     except (CorpusError, ValueError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {describe_error(e)}", file=sys.stderr)
         return 2
     from transformers import AutoConfig
 

@@ -38,7 +38,7 @@ WRONG_SCHEMA = {
     "yaml": "colour: blue\nsize: [3, 4]\n",
 }
 CORRUPT = ("binary", "truncated", "wrong-schema")
-FILE_CASES = ("missing", *CORRUPT)
+FILE_CASES = ("missing", "directory", *CORRUPT)
 
 # Talks to nothing: invalid input must be reported before any request is made.
 OFFLINE_LLM = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "-O", "api_key_env=''"]
@@ -53,6 +53,8 @@ def write_bad(path: Path, case: str, kind: str) -> Path:
         path.write_text(TRUNCATED[kind], encoding="utf-8")
     elif case == "wrong-schema":
         path.write_text(WRONG_SCHEMA[kind], encoding="utf-8")
+    elif case == "directory":  # a folder where a file is expected
+        path.mkdir()
     elif case != "missing":
         raise ValueError(case)
     return path
@@ -250,7 +252,45 @@ BENCHMARKS = [
              usage_error=True),
 ]
 
-CASES = [*EXPLORETOM, *TOMSYNTH, *RL, *EVAL, *LAUNCH, *BENCHMARKS]
+def existing(path: Path, folder: bool = False) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.mkdir() if folder else path.write_text("{}\n", encoding="utf-8")
+    return path
+
+
+# Messages in the user's terms (issue 17): an output in the way, a model folder that is not
+# there (said as such, not as the hub's "Repo id must use alphanumeric chars"), a data file
+# that is not UTF-8 (named, with its line).
+USER_TERMS = [
+    Case("exploretom-label-output-is-a-folder", lambda t: (
+        [*ET, "label", str(write_bad(t / "in" / "s.jsonl", "wrong-schema", "jsonl")),
+         "-o", str(existing(t / "out", folder=True))],
+        [str(t / "out"), "is a folder, expected a file"])),
+    Case("tomsynth-plan-output-exists", lambda t: (
+        [*TS, "plan", "-c", TS_CONFIG, "-o", str(existing(t / "plan.jsonl"))],
+        [str(t / "plan.jsonl"), "already exists"])),
+    Case("eval-run-missing-local-model", lambda t: (
+        [*EV, "run", "tomi", "--data", "tomi=../shared/benchmarks/tomi", "--backend", "hf",
+         "--model", "./no-such-model", "-o", str(t / "run")],
+        ["./no-such-model", "no such folder", "local model path"])),
+    Case("eval-run-missing-relative-model", lambda t: (
+        [*EV, "run", "tomi", "--data", "tomi=../shared/benchmarks/tomi", "--backend", "hf",
+         "--model", "runs/sft/no-such-model", "-o", str(t / "run")],
+        ["runs/sft/no-such-model", "no such folder"])),
+    Case("rl.sft-relative-model-path", lambda t: (
+        ["-m", "rl.sft", str(config_with("configs/sft/tiny-cpu.yaml", t / "in" / "config.yaml",
+                                         model__path="runs/sft/no-such-model",
+                                         train__output_dir=str(t / "out")))],
+        ["runs/sft/no-such-model", "no such folder"])),
+    Case("rl.train-data-not-utf8", lambda t: (
+        ["-m", "rl.train", str(config_with("configs/grpo/tiny-cpu.yaml", t / "in" / "config.yaml",
+                                           model__path=str(tokenizer_dir(t / "tok")),
+                                           data__train=[{"path": str(write_bad(t / "d.jsonl", "binary", ""))}],
+                                           train__output_dir=str(t / "out")))],
+        [f"{t / 'd.jsonl'}:1", "not UTF-8"])),
+]
+
+CASES = [*EXPLORETOM, *TOMSYNTH, *RL, *EVAL, *LAUNCH, *BENCHMARKS, *USER_TERMS]
 
 
 def run(argv: list[str]) -> subprocess.CompletedProcess:
@@ -274,4 +314,9 @@ def test_bad_input_is_one_error_line(case: Case, tmp_path: Path) -> None:
     assert len(lines) == 1 and lines[0].startswith("error: "), shown
     for text in must_name:
         assert text in lines[0], shown
+    # said in the user's terms, not "[Errno 21]" (eval takes result and dataset folders too, and
+    # then names what the folder lacks)
+    if case.id.endswith("-directory") and not case.id.startswith(("eval-compare", "eval-run-data")):
+        assert "folder" in lines[0] or "directory" in lines[0], shown
+        assert "Errno" not in lines[0], shown
 

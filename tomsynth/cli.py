@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from eval.backends.http_common import BackendConfigError
+from eval.paths import describe_error
 from tomsynth.build import NothingToBuild
 from tomsynth.config import Config, ConfigError, load_config
 from tomsynth.store import LogBusy
@@ -163,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.fn(args)
     except (ConfigError, BackendConfigError, LogBusy, NothingToBuild, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {describe_error(e)}", file=sys.stderr)
         return 2
     except (json.JSONDecodeError, UnicodeDecodeError) as e:  # a report file edited or damaged
         print(f"error: a JSON file under the run's out_dir is damaged ({e}); delete it and run "
