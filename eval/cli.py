@@ -61,7 +61,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("-O", "--backend-option", action="append", metavar="KEY=VALUE",
                      help="backend constructor option, repeatable (batch_size=16, dtype=bfloat16, "
                           "base_url=http://localhost:8000/v1, tensor_parallel_size=2)")
-    run.add_argument("--limit", type=int, help="at most N rows per benchmark")
+    run.add_argument("--limit", type=int,
+                     help="the first N items of each benchmark (release order), for quick checks")
+    run.add_argument("--sample", type=int,
+                     help="N items of each benchmark drawn at random with --seed (default 0), "
+                          "as papers sample; overrides the suite's 'sample'")
+    run.add_argument("--bench-option", action="append", metavar="NAME.KEY=VALUE",
+                     help="a benchmark loader's option, repeatable; values are read as YAML "
+                          "(tombench.permutations=5: five option orders, majority vote)")
     run.add_argument("-o", "--output", help="output folder (default runs/eval/<label>/<suite>)")
     run.add_argument("--data", action="append", metavar="NAME=PATH",
                      help="a benchmark's data in its release format, repeatable")
@@ -71,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--temperature", type=float, help="0 = greedy (the default)")
     gen.add_argument("--top-p", type=float)
     gen.add_argument("--n", type=int, help="samples per prompt; metrics are the mean over samples")
-    gen.add_argument("--seed", type=int)
+    gen.add_argument("--seed", type=int, help="seeds sampling and the --sample draw (default 0)")
     gen.add_argument("--stop", action="append", help="stop string, repeatable")
     run.add_argument("--fresh", action="store_true", help="ignore cached samples and start over")
     run.add_argument("--skip-missing", action="store_true",
@@ -100,26 +107,34 @@ def _run(args: argparse.Namespace) -> int:
         suite = resolve_suite(args.suite)
     except UnicodeDecodeError as e:
         raise CliError(f"{' '.join(args.suite)}: not a UTF-8 text file ({e.reason})") from None
-    if args.limit is not None and args.limit < 1:
-        raise CliError(f"--limit must be >= 1, got {args.limit}")
+    for flag, value in (("--limit", args.limit), ("--sample", args.sample)):
+        if value is not None and value < 1:
+            raise CliError(f"{flag} must be >= 1, got {value}")
     overrides = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature,
                  "top_p": args.top_p, "n": args.n, "seed": args.seed,
                  "stop": tuple(args.stop) if args.stop else None}
     data = _pairs(args.data, "--data", parse_values=False)
     options = _pairs(args.backend_option, "--backend-option", parse_values=True)
+    bench_options: dict[str, dict[str, Any]] = {}
+    for key, value in _pairs(args.bench_option, "--bench-option", parse_values=True).items():
+        name, dot, option = key.partition(".")
+        if not dot or not option:
+            raise CliError(f"--bench-option expects NAME.KEY=VALUE, got {key!r}")
+        bench_options.setdefault(name, {})[option] = value
+    selection = {"limit": args.limit, "sample": args.sample, "data": data,
+                 "bench_options": bench_options}
     # check every input before the (possibly slow) model load
-    load_tasks(suite, limit=args.limit, data=data, overrides=overrides,
-               skip_missing=args.skip_missing, log=lambda message: None)
+    load_tasks(suite, **selection, overrides=overrides, skip_missing=args.skip_missing,
+               log=lambda message: None)
     label = args.label or Path(str(args.model).rstrip("/")).name or str(args.model)
     output = Path(args.output) if args.output else Path("runs/eval") / _slug(label) / _slug(suite.name)
     if not args.fresh:  # before the model load; run_suite checks again with the loaded backend
         check_output(output, args.backend, str(args.model))
     backend = load_backend(args.backend, args.model, **options)
     try:
-        results = run_suite(suite, backend, output, limit=args.limit, data=data, overrides=overrides,
-                            label=label, fresh=args.fresh, skip_missing=args.skip_missing,
-                            progress=not args.no_progress,
-                            report=not args.no_report)
+        results = run_suite(suite, backend, output, **selection, overrides=overrides, label=label,
+                            fresh=args.fresh, skip_missing=args.skip_missing,
+                            progress=not args.no_progress, report=not args.no_report)
     finally:
         backend.close()
     from eval.report import build_table, table_markdown

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import random
 import subprocess
 import sys
 import time
@@ -30,7 +31,7 @@ from eval.benchmarks import get_benchmark
 from eval.benchmarks.base import REPO_ROOT, Benchmark, BenchmarkFormatError, Record, Row, record_for
 from eval.results import SCHEMA_VERSION, write_json
 from eval.rows import SYSTEM_PROMPT
-from eval.suites import Suite
+from eval.suites import Suite, check_options
 
 Log = Callable[[str], None]
 
@@ -166,6 +167,7 @@ class Task:
     rows: list[Row]
     config: GenerationConfig = GenerationConfig()
     data: str | None = None  # where the rows came from, for the record
+    selection: dict[str, Any] | None = None  # limit / sample / options, for the record
 
 
 @dataclass
@@ -282,6 +284,7 @@ def summarise(task: Task, run: BenchmarkRun, seconds: float) -> dict[str, Any]:
         "mean_completion_tokens": _mean([float(t) for t in tokens]),
         "generation": config.as_dict(),
         "data": task.data,
+        "selection": task.selection,
         "prompts_sha256": _sha([r["prompt"] for r in task.rows]),
         "samples_file": f"samples/{bench.name}.jsonl",
         "duration_s": round(seconds, 3),
@@ -292,23 +295,59 @@ def summarise(task: Task, run: BenchmarkRun, seconds: float) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------ suite
 
 
-def load_tasks(suite: Suite, *, limit: int | None = None, data: dict[str, str] | None = None,
+def _item_of(row: Row) -> str:
+    """Rows asked together count as one item (ToMBench's option orders of one question)."""
+    item = json.loads(row["meta"]).get("item") if row.get("meta") else None
+    return str(item) if item is not None else row["id"]
+
+
+def select_rows(rows: list[Row], *, limit: int | None = None, sample: int | None = None,
+                seed: int = 0, name: str = "") -> tuple[list[Row], dict[str, Any]]:
+    """`sample` items drawn at random (seeded by `seed` and the benchmark's name, so each
+    benchmark's draw is fixed and independent of the others), kept in release order; then the
+    first `limit` of them. Returns the rows and a record of what was taken."""
+    items: dict[str, list[Row]] = {}
+    for row in rows:
+        items.setdefault(_item_of(row), []).append(row)
+    keys = list(items)
+    record: dict[str, Any] = {"items_available": len(keys)}
+    if sample is not None:
+        if sample < len(keys):
+            chosen = set(random.Random(f"{seed}:{name}").sample(range(len(keys)), sample))
+            keys = [k for i, k in enumerate(keys) if i in chosen]
+        record.update(sample=sample, seed=seed)
+    if limit is not None:
+        keys = keys[:limit]
+        record["limit"] = limit
+    record["items"] = len(keys)
+    return [row for k in keys for row in items[k]], record
+
+
+def load_tasks(suite: Suite, *, limit: int | None = None, sample: int | None = None,
+               data: dict[str, str] | None = None,
+               bench_options: dict[str, dict[str, Any]] | None = None,
                overrides: dict[str, Any] | None = None, skip_missing: bool = False,
                log: Log = _stderr) -> list[Task]:
     """Every benchmark's rows and settings; raises on the first missing or malformed input
-    (with `skip_missing`, a benchmark without data at its default place is left out instead)."""
-    data = data or {}
-    unknown = sorted(set(data) - {e.name for e in suite.benchmarks})
-    if unknown:
-        raise ValueError(f"--data names {', '.join(unknown)}, not in suite {suite.name!r} "
-                         f"({', '.join(e.name for e in suite.benchmarks)})")
+    (with `skip_missing`, a benchmark without data at its default place is left out instead).
+    `limit` (the first N items), `sample` (N random items, seeded by the run's `seed`) and
+    `bench_options` (per benchmark name: its loader's options) override the suite's entries."""
+    data, bench_options = data or {}, bench_options or {}
+    named = {e.name for e in suite.benchmarks}
+    for flag, given in (("--data", data), ("--bench-option", bench_options)):
+        unknown = sorted(set(given) - named)
+        if unknown:
+            raise ValueError(f"{flag} names {', '.join(unknown)}, not in suite {suite.name!r} "
+                             f"({', '.join(e.name for e in suite.benchmarks)})")
     tasks = []
     for entry in suite.benchmarks:
         bench = get_benchmark(entry.name)
         path = data.get(entry.name) or entry.data
-        cap = min((x for x in (limit, entry.limit) if x), default=None)
+        loader_options = {**entry.options, **bench_options.get(entry.name, {})}
+        check_options(entry.name, loader_options)
+        config = suite.generation_for(entry, overrides)
         try:
-            rows = bench.load_rows(path, cap)
+            rows = bench.load_rows(path, **loader_options)
         except (FileNotFoundError, BenchmarkFormatError) as e:
             if skip_missing and not path:  # data named explicitly must load
                 log(f"warning: {entry.name}: skipped ({' '.join(str(e).split())})")
@@ -316,8 +355,12 @@ def load_tasks(suite: Suite, *, limit: int | None = None, data: dict[str, str] |
             raise
         if not rows:
             raise ValueError(f"{entry.name}: no rows in {path or bench.default_path()}")
-        tasks.append(Task(bench, rows, suite.generation_for(entry, overrides),
-                          str(path) if path else None))
+        cap = min((x for x in (limit, entry.limit) if x), default=None)
+        rows, selection = select_rows(rows, limit=cap, sample=sample or entry.sample,
+                                      seed=config.seed or 0, name=entry.name)
+        if loader_options:
+            selection["options"] = loader_options
+        tasks.append(Task(bench, rows, config, str(path) if path else None, selection))
     if not tasks:
         raise ValueError(f"suite {suite.name!r}: no benchmark has data; give --data NAME=PATH")
     return tasks
@@ -329,15 +372,18 @@ def run_suite(
     output_dir: str | Path,
     *,
     limit: int | None = None,
+    sample: int | None = None,
     data: dict[str, str] | None = None,
+    bench_options: dict[str, dict[str, Any]] | None = None,
     overrides: dict[str, Any] | None = None,
     skip_missing: bool = False,
     log: Log = _stderr,
     **options: Any,
 ) -> dict[str, Any]:
-    """Evaluate `backend` on every benchmark of `suite` (see `run_tasks` for the options)."""
-    tasks = load_tasks(suite, limit=limit, data=data, overrides=overrides,
-                       skip_missing=skip_missing, log=log)
+    """Evaluate `backend` on every benchmark of `suite` (`load_tasks` picks the rows; see
+    `run_tasks` for the other options)."""
+    tasks = load_tasks(suite, limit=limit, sample=sample, data=data, bench_options=bench_options,
+                       overrides=overrides, skip_missing=skip_missing, log=log)
     return run_tasks(tasks, backend, output_dir, suite_name=suite.name,
                      generation=suite.generation_for(None, overrides), log=log, **options)
 

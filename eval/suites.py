@@ -9,13 +9,17 @@ A suite is a YAML file in `configs/eval/` (or anywhere):
       - tomi                                   # a name alone: its sample in ../shared/benchmarks
       - name: hitom
         data: /data/Hi-ToM/Hi-ToM_data.json    # a file or folder in the release format
-        limit: 500
+        limit: 500                             # the first 500 items (release order)
         generation: {max_new_tokens: 4096}     # overrides the suite's defaults
+      - name: tombench
+        sample: 1000                           # 1,000 items drawn at random with the run's seed
+        options: {permutations: 5}             # the loader's own keyword arguments
 
 Settings resolve as: command line > benchmark entry > suite > `GenerationConfig` defaults.
 """
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 from typing import Any, Optional
@@ -23,7 +27,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from eval.backends.base import GenerationConfig
-from eval.benchmarks import BENCHMARKS
+from eval.benchmarks import BENCHMARKS, get_benchmark
 from eval.benchmarks.base import REPO_ROOT
 from eval.yaml_file import YamlFileError, read_yaml
 
@@ -55,7 +59,9 @@ class BenchmarkEntry(BaseModel):
 
     name: str
     data: Optional[str] = None  # file or folder in the benchmark's release format
-    limit: Optional[int] = Field(None, ge=1)
+    limit: Optional[int] = Field(None, ge=1)  # the first N items
+    sample: Optional[int] = Field(None, ge=1)  # N items drawn at random with the run's seed
+    options: dict[str, Any] = {}  # keyword arguments of the benchmark's loader
     generation: GenerationSettings = GenerationSettings()
 
     @field_validator("name")
@@ -64,6 +70,25 @@ class BenchmarkEntry(BaseModel):
         if name not in BENCHMARKS:
             raise ValueError(f"unknown benchmark {name!r}; choose from: {', '.join(BENCHMARKS)}")
         return name
+
+    @model_validator(mode="after")
+    def _known_options(self) -> "BenchmarkEntry":
+        check_options(self.name, self.options)
+        return self
+
+
+def loader_options(name: str) -> list[str]:
+    """The options a benchmark's loader takes (its keyword-only arguments)."""
+    params = inspect.signature(get_benchmark(name).load).parameters.values()
+    return [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
+
+
+def check_options(name: str, options: dict[str, Any]) -> None:
+    allowed = loader_options(name)
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ValueError(f"{name} has no option {', '.join(map(repr, unknown))}; "
+                         f"its options: {', '.join(allowed) or 'none'}")
 
     @field_validator("data")
     @classmethod

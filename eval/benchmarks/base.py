@@ -77,11 +77,14 @@ class Benchmark:
     def default_path(self) -> Path:
         return shared_benchmarks_dir() / (self.default_dir or self.name)
 
-    def load_rows(self, path: str | Path | None = None, limit: int | None = None) -> list[Row]:
+    def load_rows(self, path: str | Path | None = None, limit: int | None = None,
+                  **options: Any) -> list[Row]:
+        """Rows from `path` (default: the shared sample); `options` are the loader's own keyword
+        arguments (ToMBench `permutations`, ...)."""
         p = Path(path) if path else self.default_path()
         if not p.exists():
             raise FileNotFoundError(f"{self.name}: no such file or folder: {p}")
-        rows = self.load(p)
+        rows = self.load(p, **options)
         return rows[:limit] if limit else rows
 
     def metrics(self, records: list[Record]) -> dict[str, Any]:

@@ -3,10 +3,15 @@
 Release format: `data/<Task name>.jsonl`, one item per line; English fields `STORY`, `QUESTION`,
 `OPTION-A`..`OPTION-D` (C and D null/NaN for two-option items), gold letter `"答案\\nANSWER"`,
 ability string `"能力\\nABILITY"` (one or more `Category: ability` parts).
-Scoring as in the official evaluation: the options are shuffled (here with a fixed seed, so runs
-are reproducible), the model's letter is mapped back to the original option, and with several
-shuffles per item (`permutations`, the original uses 5) the majority vote decides. Accuracy per
-task and per ability (an item with two abilities counts in both), and per ability category.
+Scoring as in the official evaluation (zhchen18/ToMBench `run_huggingface.py` / `run_api.py`
+and `get_results.py`): the options are shuffled (here with a fixed seed, so runs are
+reproducible), the model's letter is mapped back to the original option, and with several
+shuffles per item (`permutations`; the original's default is 5, ours 1) the majority vote
+decides, a tie going to the answer given first. A reply that names no single option is a vote for
+the option shown as A, as the original's `extract_answer` returns "A" when it finds no letter
+(`unparsed_votes` counts them; `accuracy_unparsed_wrong` scores them as wrong instead).
+Accuracy per task and per ability (an item with two abilities counts in both), per ability
+category, and per raw ability string as the original keys its results (`by_original_ability`).
 """
 from __future__ import annotations
 
@@ -123,6 +128,7 @@ def _rows(item, file: Path, lineno: int, task: str, permutations: int, seed: int
             meta={
                 "task": task,
                 "abilities": abilities,
+                "ability_raw": ability,  # the original's result key
                 "ability_categories": sorted({a.split(":")[0] for a in abilities}),
                 "item": item_id,
                 "index": item.get(INDEX_KEY),
@@ -136,15 +142,18 @@ def _rows(item, file: Path, lineno: int, task: str, permutations: int, seed: int
 
 
 def score(row: Row, response: str) -> Record:
-    """The shared parser's verdict plus the chosen option's letter in the original order."""
+    """The shared parser's verdict plus the vote in the original order: the original letter of
+    the option chosen, or of the option shown as A when the reply names no single option."""
     rec = default_score(row, response)
     meta = json.loads(row["meta"])
-    rec["original_choice"] = meta["original_answer"] if rec["correct"] else None
-    if not rec["correct"] and rec["extracted"] is not None:
-        for k, letter in enumerate(meta["shown_as"]):
-            if answers.is_correct(rec["extracted"], LETTERS[k], "choice", row["choices"]):
-                rec["original_choice"] = letter
-                break
+    shown = answers.chosen_option(rec["extracted"], row["choices"])
+    if shown is None and len(row["choices"]) < 4 and answers.chosen_option(
+            rec["extracted"], [*row["choices"], "", ""][:4]) is not None:
+        # "C" or "D" on a two-option item: the original maps it to "", a vote never right
+        rec["parsed"], rec["original_choice"] = True, ""
+        return rec
+    rec["parsed"] = shown is not None
+    rec["original_choice"] = meta["shown_as"][LETTERS.index(shown if shown else "A")]
     return rec
 
 
@@ -154,22 +163,29 @@ def aggregate(records: list[Record]) -> dict[str, Any]:
     items: dict[str, list[Record]] = defaultdict(list)
     for r in records:
         items[r["meta"]["item"]].append(r)
-    verdicts = []
+    verdicts, strict = [], []
     for item, recs in items.items():
         recs.sort(key=lambda r: r["meta"]["permutation"])
-        votes = Counter(r.get("original_choice") for r in recs)
-        choice = votes.most_common(1)[0][0]
-        verdicts.append((recs[0]["meta"], choice is not None and choice == recs[0]["meta"]["original_answer"]))
+        gold = recs[0]["meta"]["original_answer"]
+        # Counter keeps first-seen order among equal counts: a tie goes to the earlier answer,
+        # as the original's most_common_element (max over an insertion-ordered dict)
+        choice = Counter(r["original_choice"] for r in recs).most_common(1)[0][0]
+        verdicts.append((recs[0]["meta"], choice == gold))
+        parsed = Counter(r["original_choice"] for r in recs if r.get("parsed", True))
+        strict.append(bool(parsed) and parsed.most_common(1)[0][0] == gold)
     out: dict[str, Any] = {
         "accuracy": mean(ok for _, ok in verdicts),
         "n": len(verdicts),
         "n_responses": len(records),
         "accuracy_per_response": mean(r["correct"] for r in records),
+        "unparsed_votes": sum(1 for r in records if not r.get("parsed", True)),
+        "accuracy_unparsed_wrong": mean(strict),
     }
     for key, values_of in (
         ("task", lambda m: [m["task"]]),
         ("ability", lambda m: m["abilities"]),
         ("ability_category", lambda m: m["ability_categories"]),
+        ("original_ability", lambda m: [m.get("ability_raw", "")]),
     ):
         groups: dict[str, list[bool]] = defaultdict(list)
         for m, ok in verdicts:
@@ -185,9 +201,11 @@ BENCHMARK = Benchmark(
     load=load,
     default_dir="tombench",
     hub_id=None,  # released on GitHub (zhchen18/ToMBench)
-    breakdowns=("task", "ability", "ability_category"),
+    breakdowns=("task", "ability", "ability_category", "original_ability"),
     score=score,
     aggregate=aggregate,
     notes="Multiple choice with options shuffled (fixed seed) and the letter mapped back; "
-    "majority vote over permutations; accuracy per task and per ATOMS ability.",
+    "majority vote over permutations (option 'permutations', the original uses 5), an unparsed "
+    "reply voting for the option shown as A as in the original; accuracy per task and per ATOMS "
+    "ability (split, and as the original's raw ability keys).",
 )

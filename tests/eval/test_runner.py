@@ -263,3 +263,52 @@ def test_two_checkpoints_with_the_same_name_do_not_overwrite_each_other(tmp_path
     b = CountingBackend(lambda c: "A", model="runs/sft/final")
     run_tasks([task], b, out, log=quiet, progress=False, report=False)
     assert b.asked == 0
+
+
+# ------------------------------------------------------------------- which rows a run asks
+# issue 16 item 9: --limit N is the first N items; --sample N draws N items at random with the
+# run's seed, as the papers' subsets (configs/eval/tom-synth-paper.yaml) are drawn.
+
+def test_limit_takes_the_first_items_and_sample_a_seeded_draw(tmp_path):
+    from eval.runner import select_rows
+
+    rows = tiny_task(tmp_path).rows
+    first, record = select_rows(rows, limit=3)
+    assert [r["id"] for r in first] == ["q0", "q1", "q2"]
+    assert record == {"items_available": 10, "limit": 3, "items": 3}
+    drawn, record = select_rows(rows, sample=4, seed=7, name="tiny")
+    ids = [r["id"] for r in drawn]
+    assert len(ids) == 4 and ids == sorted(ids, key=lambda i: int(i[1:]))  # release order kept
+    assert record == {"items_available": 10, "sample": 4, "seed": 7, "items": 4}
+    assert [r["id"] for r in select_rows(rows, sample=4, seed=7, name="tiny")[0]] == ids
+    draws = {tuple(r["id"] for r in select_rows(rows, sample=4, seed=s, name="tiny")[0])
+             for s in range(8)}
+    assert len(draws) > 4  # the seed matters
+    assert select_rows(rows, sample=4, seed=7, name="other")[0] != drawn  # each benchmark its own
+    assert select_rows(rows, sample=50, seed=7)[0] == rows  # more than there is: all of them
+    both, _ = select_rows(rows, sample=4, seed=7, name="tiny", limit=2)
+    assert both == drawn[:2]
+
+
+def test_sample_from_the_command_line_is_recorded(tmp_path, capsys, monkeypatch):
+    from eval import backends
+    from eval.cli import main
+
+    monkeypatch.setattr(backends, "load_backend",
+                        lambda kind, model, **o: ScriptedBackend(lambda c: "A", model=model))
+    out = tmp_path / "out"
+    args = ["run", "tombench", "--model", "m", "-o", str(out), "--no-progress", "--no-report",
+            "--sample", "7", "--seed", "3", "--bench-option", "tombench.permutations=2"]
+    assert main(args) == 0
+    entry = load_results(out)["benchmarks"]["tombench"]
+    assert entry["n"] == 14 and entry["metrics"]["n"] == 7
+    assert entry["selection"] == {"items_available": 100, "sample": 7, "seed": 3, "items": 7,
+                                  "options": {"permutations": 2}}
+    for bad, message in ((["--bench-option", "permutations=2"], "NAME.KEY=VALUE"),
+                         (["--bench-option", "tomi.permutations=2"], "not in suite"),
+                         (["--bench-option", "tombench.shuffle=2"], "tombench has no option 'shuffle'"),
+                         (["--sample", "0"], "--sample must be >= 1")):
+        capsys.readouterr()
+        assert main(["run", "tombench", "--model", "m", "-o", str(tmp_path / "x"), *bad]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1

@@ -192,3 +192,100 @@ def test_missing_field(copy):
 
     edit_line(file, 5, drop_story)
     assert "Hinting Task Test.jsonl: line 5: missing field 'STORY'" in one_line_error(file)
+
+
+# ------------------------------------------------------------------ the original's rule, by hand
+# zhchen18/ToMBench get_results.py: each of the `try_times` (5) replies is mapped back through
+# the shuffle (`d['map'][extract_answer(output)]`), where extract_answer returns "A" when the reply
+# holds no letter, so an unparsed reply votes for the option shown as A; most_common_element takes
+# the most frequent vote, the first seen on a tie (max over an insertion-ordered dict); results
+# are keyed by task (the file name) and by the raw `能力\nABILITY` string.
+
+def _item(index, story, question, options, answer, ability):
+    zh = {"选项A": options[0], "选项B": options[1],
+          "选项C": options[2] if len(options) > 2 else None,
+          "选项D": options[3] if len(options) > 2 else None}
+    en = {f"OPTION-{k}": v for k, v in zip("ABCD", list(options) + [None] * (4 - len(options)))}
+    return {"能力\nABILITY": ability, "序号\nINDEX": index, "故事": story, "问题": question, **zh,
+            "STORY": story, "QUESTION": question, **en, "答案\nANSWER": answer}
+
+
+RELEASE = {
+    "False Belief Task": [
+        _item(1, "Li Lei moves the carrot to the tote bag.", "Where is the carrot now?",
+              ["Safe", "Handbag", "Cabinet", "Tote bag"], "D", "Belief: Location false beliefs"),
+        _item(2, "Tom finds pencils in the candy box.", "What does Ann think is in the box?",
+              ["Pencils", "Candy", "Nothing", "Coins"], "B",
+              "Belief: Content false beliefs Belief: Second-order beliefs"),
+    ],
+    "Faux-pas Recognition Test": [
+        _item(1, "Mia tells Leo his gift was ugly, not knowing he chose it.",
+              "Did someone say something they should not have?", ["Yes", "No"], "A",
+              "Non-Literal Communication: Faux pas"),
+    ],
+}
+# the vote of each of the 5 permutations, as an original letter; "?" is a reply naming no option.
+# The option shown as A in each permutation (seeded, SEED 0) is, by permutation:
+#   FB/1: D D A A D    FB/2: D B D C D    FP/1: A B B A A
+VOTES = {
+    "tombench/False Belief Task/1": "??AAB",  # D D A A B: D and A tie at 2, D came first: right
+    "tombench/False Belief Task/2": "A?CB?",  # A B C B D: B wins with 2: right
+    "tombench/Faux-pas Recognition Test/1": "BB?AA",  # B B B A A: B wins: wrong
+}
+
+
+def test_release_fixture_majority_vote_matches_get_results(tmp_path):
+    for task, items in RELEASE.items():
+        (tmp_path / "data").mkdir(exist_ok=True)
+        (tmp_path / "data" / f"{task}.jsonl").write_text(
+            "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+    rows = BENCHMARK.load_rows(tmp_path, permutations=5)
+    assert len(rows) == 15
+    shown_a = {}
+    recs = []
+    for r in rows:
+        m = meta(r)
+        shown_a.setdefault(m["item"], "")
+        shown_a[m["item"]] += m["shown_as"][0]
+        vote = VOTES[m["item"]][m["permutation"]]
+        reply = "I cannot tell." if vote == "?" else "ABCD"[m["shown_as"].index(vote)]
+        recs.append(record_for(r, answer(reply), BENCHMARK))
+    assert shown_a == {"tombench/False Belief Task/1": "DDAAD",
+                       "tombench/False Belief Task/2": "DBDCD",
+                       "tombench/Faux-pas Recognition Test/1": "ABBAA"}
+    metrics = BENCHMARK.metrics(recs)
+    assert metrics["accuracy"] == pytest.approx(2 / 3) and metrics["n"] == 3
+    assert metrics["unparsed_votes"] == 5
+    # counting unparsed replies as wrong votes instead: FB/1 A A B -> A, FB/2 A C B -> A (first
+    # of a three-way tie), FP/1 B B A A -> B: all wrong
+    assert metrics["accuracy_unparsed_wrong"] == 0.0
+    assert metrics["by_task"] == {"False Belief Task": {"accuracy": 1.0, "n": 2},
+                                  "Faux-pas Recognition Test": {"accuracy": 0.0, "n": 1}}
+    assert metrics["by_original_ability"] == {
+        "Belief: Content false beliefs Belief: Second-order beliefs": {"accuracy": 1.0, "n": 1},
+        "Belief: Location false beliefs": {"accuracy": 1.0, "n": 1},
+        "Non-Literal Communication: Faux pas": {"accuracy": 0.0, "n": 1},
+    }
+    assert metrics["by_ability"]["Belief: Second-order beliefs"] == {"accuracy": 1.0, "n": 1}
+    # "C" on a two-option item is mapped to "" by the original (its map has no C): never right
+    (fp,) = [r for r in rows if meta(r)["item"].endswith("Faux-pas Recognition Test/1")
+             and meta(r)["permutation"] == 0]
+    rec = record_for(fp, answer("C"), BENCHMARK)
+    assert rec["parsed"] and rec["original_choice"] == ""
+
+
+def test_permutations_is_a_suite_and_command_line_option(tmp_path):
+    from eval.runner import load_tasks
+    from eval.suites import SuiteError, load_suite_file, resolve_suite
+
+    suite = tmp_path / "s.yaml"
+    suite.write_text("benchmarks:\n  - name: tombench\n    options: {permutations: 5}\n")
+    (task,) = load_tasks(load_suite_file(suite), limit=3, log=lambda m: None)
+    assert len(task.rows) == 15 and task.selection["options"] == {"permutations": 5}
+    (task,) = load_tasks(resolve_suite("tombench"), bench_options={"tombench": {"permutations": 3}},
+                         limit=2, log=lambda m: None)
+    assert len(task.rows) == 6  # --limit counts items: an item's orders stay together
+    suite.write_text("benchmarks:\n  - name: tombench\n    options: {permutatons: 5}\n")
+    with pytest.raises(SuiteError, match="tombench has no option 'permutatons'; its options: "
+                                         "permutations, seed"):
+        load_suite_file(suite)
