@@ -131,11 +131,27 @@ class GRPOSettings(_Section):
     num_iterations: int = Field(1, gt=0)
     mask_truncated_completions: bool = False
     steps_per_generation: Optional[int] = Field(None, gt=0)
+    # DAPO's dynamic sampling (rl.trainer): drop zero-reward-variance groups and refill the batch
+    # with fresh prompts, generating at most max_generation_rounds times per batch
+    dynamic_sampling: bool = False
+    max_generation_rounds: int = Field(3, gt=0)
 
 
 class RewardSettings(_Section):
     format_weight: float = 1.0
     outcome_weight: float = 1.0
+    # DAPO's soft overlong penalty (rl.rewards.overlong_reward): 0 up to max_completion_length
+    # minus this many tokens, then linearly down to -1 at the limit; null: off
+    overlong_buffer: Optional[int] = Field(None, gt=0)
+    overlong_weight: float = 1.0
+
+
+class GreedyEvalSettings(_Section):
+    """Greedy accuracy on the `data.eval` rows every `steps` optimizer steps (rl.trainer); when on,
+    it replaces TRL's own (sampled) evaluation of data.eval."""
+    steps: Optional[int] = Field(None, gt=0)  # null: off
+    max_new_tokens: Optional[int] = Field(None, gt=0)  # null: grpo.max_completion_length
+    batch_size: int = Field(16, gt=0)
 
 
 class VLLMSettings(_Section):
@@ -206,9 +222,20 @@ class GRPORun(_Run):
     grpo: GRPOSettings = GRPOSettings()
     reward: RewardSettings = RewardSettings()
     vllm: VLLMSettings = VLLMSettings()
+    greedy_eval: GreedyEvalSettings = GreedyEvalSettings()
     _trl_config: ClassVar[str] = "GRPOConfig"
     _owned: ClassVar[tuple[str, ...]] = TRAIN_FIELDS + tuple(GRPOSettings.model_fields) + (
         "reward_weights", "use_vllm", "vllm_mode", "log_completions")
+
+    @model_validator(mode="after")
+    def _check_extras(self):
+        buffer = self.reward.overlong_buffer
+        if buffer is not None and buffer > self.grpo.max_completion_length:
+            raise ValueError(f"reward.overlong_buffer: {buffer} tokens is longer than "
+                             f"grpo.max_completion_length ({self.grpo.max_completion_length})")
+        if self.greedy_eval.steps is not None and not self.data.eval:
+            raise ValueError("greedy_eval.steps: needs held-out rows in data.eval")
+        return self
 
 
 class SFTRun(_Run):

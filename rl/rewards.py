@@ -12,7 +12,13 @@ per source (`accuracy/source/<source>`) and per belief order (`accuracy/order/<o
 row's `meta`). Accuracy here is the outcome reward, so it requires the format. TRL itself logs
 `rewards/format_reward/mean` and `rewards/outcome_reward/mean`.
 
-Both functions are total: any completion (string, conversational message list, or garbage) gets
+`overlong_reward(max_length, buffer)` builds DAPO's soft overlong penalty (Yu et al. 2025, eq. 13),
+an optional third reward: 0 up to `max_length - buffer` completion tokens, then falling linearly to
+-1 at `max_length` (where generation is cut). It is the alternative to masking truncated
+completions out of the loss (`grpo.mask_truncated_completions`): masking ignores them, the penalty
+teaches the policy to finish before the limit, smoothly rather than with a cliff.
+
+All reward functions are total: any completion (string, conversational message list, or garbage) gets
 a number, never an exception, so one degenerate sample cannot stop a run.
 """
 from __future__ import annotations
@@ -96,6 +102,37 @@ def total_reward(completion: Any, gold: str, answer_type: str, choices: Sequence
     """R(y) = format + outcome for one completion (what GRPO optimises with unit weights)."""
     text = completion_text(completion)
     return answers.format_reward(text) + answers.outcome_reward(text, gold, answer_type, list(choices))
+
+
+def soft_overlong_penalty(length: int, max_length: int, buffer: int) -> float:
+    """DAPO's R_length for a completion of `length` tokens: 0 when it ends at least `buffer` tokens
+    before `max_length`, -1 at or beyond `max_length`, linear in between."""
+    start = max_length - buffer
+    if length <= start:
+        return 0.0
+    return -min(length - start, buffer) / buffer
+
+
+def overlong_reward(max_length: int, buffer: int) -> Callable[..., list[float]]:
+    """A TRL reward function giving each completion its soft overlong penalty; TRL passes the
+    generated token ids (eos included when the model stopped) as `completion_ids`."""
+    if not 0 < buffer <= max_length:
+        raise ValueError(f"overlong buffer must be in 1..{max_length} tokens, got {buffer}")
+
+    def overlong_penalty(prompts: Sequence[Any], completions: Sequence[Any],
+                         completion_ids: Sequence[Sequence[int]], **kwargs: Any) -> list[float]:
+        return [soft_overlong_penalty(len(ids), max_length, buffer) for ids in completion_ids]
+
+    return overlong_penalty
+
+
+def reward_functions(cfg) -> tuple[list[Callable[..., list[float]]], list[float]]:
+    """The reward functions of a GRPO run (rl.config.GRPORun) and their weights."""
+    funcs, weights = [format_reward, outcome_reward], [cfg.reward.format_weight, cfg.reward.outcome_weight]
+    if cfg.reward.overlong_buffer is not None:
+        funcs.append(overlong_reward(cfg.grpo.max_completion_length, cfg.reward.overlong_buffer))
+        weights.append(cfg.reward.overlong_weight)
+    return funcs, weights
 
 
 REWARD_FUNCS = (format_reward, outcome_reward)

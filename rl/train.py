@@ -15,7 +15,7 @@ import time
 
 from rl.config import ConfigError, GRPORun
 from rl.data import Source, drop_long_prompts, mix, with_system_prompt
-from rl.rewards import format_reward, outcome_reward
+from rl.rewards import reward_functions
 from rl.run import common_args, eval_args, load_tokenizer, lora_config, main, say, trainer_settings
 
 
@@ -62,7 +62,7 @@ def grpo_args(cfg: GRPORun, has_eval: bool):
         num_iterations=g.num_iterations,
         mask_truncated_completions=g.mask_truncated_completions,
         steps_per_generation=g.steps_per_generation,
-        reward_weights=[cfg.reward.format_weight, cfg.reward.outcome_weight],
+        reward_weights=reward_functions(cfg)[1],
         log_completions=cfg.log.log_completions,
     )
 
@@ -111,19 +111,31 @@ def build_trainer(cfg: GRPORun, check: bool = False):
         + (f"; {len(eval_ds)} eval rows" if eval_ds is not None else ""))
     if check:
         return None
+    greedy = cfg.greedy_eval
+    if greedy.steps:  # greedy evaluation replaces TRL's sampled one (rl.trainer)
+        eval_rows, eval_ds = eval_ds, None
     args = trainer_settings(grpo_args, cfg, eval_ds is not None)
+    from rl.trainer import greedy_eval_callback, trainer_class
+
     try:
-        return timed_trainer_class()(
+        trainer = trainer_class(timed_trainer_class())(
             model=cfg.model.path,
-            reward_funcs=[format_reward, outcome_reward],
+            reward_funcs=reward_functions(cfg)[0],
             args=args,
             train_dataset=train_ds,
             eval_dataset=eval_ds,
             processing_class=tokenizer,
             peft_config=lora_config(cfg),
+            dynamic_sampling=cfg.grpo.dynamic_sampling,
+            max_generation_rounds=cfg.grpo.max_generation_rounds,
         )
     except OSError as e:
         raise ConfigError(f"model.path: cannot load {cfg.model.path!r} ({str(e).splitlines()[0]})") from None
+    if greedy.steps:
+        trainer.add_callback(greedy_eval_callback(
+            trainer, list(eval_rows), greedy.steps,
+            greedy.max_new_tokens or cfg.grpo.max_completion_length, greedy.batch_size))
+    return trainer
 
 
 def _counts(values) -> dict[str, int]:

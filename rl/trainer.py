@@ -1,0 +1,224 @@
+"""What GRPO runs get beyond TRL's GRPOTrainer: DAPO's dynamic sampling and greedy evaluation
+during training. (DAPO's soft overlong penalty is a reward function: `rl.rewards.overlong_reward`.)
+
+Dynamic sampling (DAPO, Yu et al. 2025, section 3.2): a group whose completions all earn the same
+reward has zero advantage everywhere, so it adds nothing to the policy gradient but still counts in
+the loss's token normaliser and dilutes the informative groups. With `grpo.dynamic_sampling` on,
+every generation batch is scored, its zero-variance groups are dropped, and fresh prompts are
+generated and scored until the batch is full of informative groups again (at most
+`grpo.max_generation_rounds` generations per batch). If the batch is still short after the last
+round, the dropped groups fill the rest (their advantages are 0, so only the KL term sees them) and
+`dynamic_sampling/filler_frac` says how much of the batch they were. Logged per generation batch:
+`dynamic_sampling/dropped_frac` (dropped groups / generated groups, all rounds), `.../rounds`.
+Refill prompts come from the training set in an independent seeded order (TRL's data loader stays
+in its own order; a prompt can therefore come back earlier than its turn in the epoch).
+
+Greedy evaluation (`greedy_eval.steps`): every N optimizer steps the policy answers the held-out
+rows (`data.eval`) greedily with `eval.backends.hf` on the in-memory model, and accuracy overall,
+per source and per belief order (the outcome reward, which requires the format) is logged as
+`greedy_eval/...` to every logger (wandb, TensorBoard) and to the run's log.jsonl.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import torch
+
+from eval.answers import format_reward as format_score
+from eval.answers import outcome_reward as outcome_score
+from rl.config import ConfigError
+
+_PROMPT_SIDE = ("prompt_ids", "prompt_mask")  # left-padded; every other 2-D tensor is right-padded
+
+
+def trainer_class(base):
+    """`base` (TRL's GRPOTrainer or a subclass of it) with dynamic sampling."""
+
+    class ToMGRPOTrainer(base):
+        def __init__(self, *args, dynamic_sampling: bool = False, max_generation_rounds: int = 3, **kwargs):
+            if dynamic_sampling:  # checked before the model loads
+                a = kwargs["args"]
+                local = a.per_device_train_batch_size * a.steps_per_generation
+                if local % a.num_generations:
+                    # groups would span processes; dropping one would unbalance the processes' batches
+                    raise ConfigError(
+                        f"grpo.dynamic_sampling needs whole groups on each process: per_device_train_batch_size "
+                        f"x steps_per_generation ({local}) must be a multiple of num_generations "
+                        f"({a.num_generations})")
+            super().__init__(*args, **kwargs)
+            self.dynamic_sampling = dynamic_sampling
+            self.max_generation_rounds = max_generation_rounds
+            self._refill_epoch, self._refill_order = 0, []
+            self._last_rewards = None
+
+        def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+            rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+            self._last_rewards = rewards  # (all processes' completions, reward functions)
+            return rewards
+
+        def _generate_and_score_completions(self, inputs):
+            if not (self.dynamic_sampling and self.model.training):
+                return super()._generate_and_score_completions(inputs)
+            g = self.num_generations
+            need = len(inputs) // g
+            kept, dropped = [], []  # one-group slices of the scored batches
+            seen = n_dropped = rounds = 0
+            batch = inputs
+            while True:
+                out = super()._generate_and_score_completions(batch)
+                rounds += 1
+                informative = self._informative_groups(len(batch))
+                for k, keep in enumerate(informative.tolist()):
+                    (kept if keep else dropped).append(_rows(out, slice(k * g, (k + 1) * g)))
+                seen += len(informative)
+                n_dropped += int((~informative).sum())
+                # every process generates the same number of rounds (generation is collective)
+                short = self.accelerator.gather(torch.tensor([max(need - len(kept), 0)],
+                                                             device=self.accelerator.device)).max().item()
+                if short == 0 or rounds >= self.max_generation_rounds:
+                    break
+                batch = self._refill_inputs(len(inputs))
+            filler = max(need - len(kept), 0)
+            groups = kept[:need] + dropped[:filler]
+            out = _concat(groups, self._tokenizer.pad_token_id)
+            loss_mask = out["completion_mask"] * out["tool_mask"] if "tool_mask" in out else out["completion_mask"]
+            out["num_items_in_batch"] = self.accelerator.gather(loss_mask.sum()).sum()
+            stats = self.accelerator.gather(torch.tensor([seen, n_dropped, filler, need], dtype=torch.float32,
+                                                         device=self.accelerator.device)).view(-1, 4).sum(0)
+            metrics = self._metrics["train"]
+            metrics["dynamic_sampling/dropped_frac"].append((stats[1] / stats[0]).item())
+            metrics["dynamic_sampling/filler_frac"].append((stats[2] / stats[3]).item())
+            metrics["dynamic_sampling/rounds"].append(float(rounds))
+            return out
+
+        def _informative_groups(self, n_local: int) -> torch.Tensor:
+            """Which of this process's groups have reward variance (the same test as TRL's
+            `frac_reward_zero_std`, on the weighted sum of the reward functions)."""
+            r = self._last_rewards
+            rewards = (r * self.reward_weights.to(r.device).unsqueeze(0)).nansum(dim=1)
+            start = self.accelerator.process_index * n_local
+            local = rewards[start : start + n_local].view(-1, self.num_generations)
+            std = local.std(dim=1) if self.num_generations > 1 else torch.zeros(len(local), device=local.device)
+            return ~torch.isclose(std, torch.zeros_like(std))
+
+        def _refill_inputs(self, n_local: int) -> list[dict[str, Any]]:
+            """This process's share of a fresh generation batch (whole groups), from an order of the
+            training set that is independent of TRL's loader; a new permutation per pass."""
+            g, world = self.num_generations, self.accelerator.num_processes
+            n_prompts = n_local * world // g
+            picked: list[int] = []
+            while len(picked) < n_prompts:
+                if not self._refill_order:
+                    gen = torch.Generator().manual_seed(self.args.seed + 7919 * (1 + self._refill_epoch))
+                    self._refill_order = torch.randperm(len(self.train_dataset), generator=gen).tolist()
+                    self._refill_epoch += 1
+                picked.append(self._refill_order.pop(0))
+            rows = [i for i in picked for _ in range(g)]
+            mine = rows[self.accelerator.process_index * n_local : (self.accelerator.process_index + 1) * n_local]
+            return [dict(self.train_dataset[i]) for i in mine]
+
+    return ToMGRPOTrainer
+
+
+def _rows(out: dict[str, Any], rows: slice) -> dict[str, Any]:
+    """The per-completion entries of a scored batch for `rows` (the batch-level count is dropped)."""
+    picked = {}
+    for key, value in out.items():
+        if key == "num_items_in_batch":
+            continue
+        if not isinstance(value, torch.Tensor):
+            raise ValueError(f"grpo.dynamic_sampling: cannot split the batch field {key!r} (multimodal inputs "
+                             "are not supported)")
+        picked[key] = value[rows]
+    return picked
+
+
+def _concat(parts: list[dict[str, torch.Tensor]], pad_token_id: int) -> dict[str, torch.Tensor]:
+    """Stack groups scored in different rounds: each round padded its tensors to its own longest
+    prompt (left) and completion (right), so pad to the widest before concatenating."""
+    out = {}
+    for key in parts[0]:
+        tensors = [p[key] for p in parts]
+        if tensors[0].dim() == 2 and len({t.size(1) for t in tensors}) > 1:
+            width = max(t.size(1) for t in tensors)
+            value = pad_token_id if key.endswith("_ids") else (1 if key == "tool_mask" else 0)
+            left = key in _PROMPT_SIDE
+            tensors = [torch.nn.functional.pad(t, (width - t.size(1), 0) if left else (0, width - t.size(1)),
+                                               value=value) for t in tensors]
+        out[key] = torch.cat(tensors, dim=0)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Greedy evaluation during training
+
+
+def accuracy_by_group(rows: list[dict[str, Any]], texts: list[str | None]) -> dict[str, float]:
+    """Format rate and accuracy (outcome reward: right answer in the right format) overall, per
+    source and per belief order, for completions `texts` of `rows`. A None text is a generation
+    that failed (e.g. a prompt longer than the context): counted in `errors`, never scored."""
+    from rl.rewards import _order
+
+    sums: dict[str, list[float]] = defaultdict(list)
+    errors = sum(t is None for t in texts)
+    for row, text in zip(rows, texts, strict=True):
+        if text is None:
+            continue
+        ok_format = format_score(text) == 0.0
+        try:
+            correct = outcome_score(text, row["answer"], row["answer_type"], list(row.get("choices") or []))
+        except ValueError:
+            correct = 0.0
+        sums["format"].append(float(ok_format))
+        sums["accuracy"].append(correct)
+        sums[f"accuracy/source/{row.get('source')}"].append(correct)
+        order = _order(row.get("meta"))
+        if order is not None:
+            sums[f"accuracy/order/{order}"].append(correct)
+    return {"errors": float(errors), **{k: sum(v) / len(v) for k, v in sums.items()}}
+
+
+def greedy_eval_callback(trainer, rows: list[dict[str, Any]], every: int, max_new_tokens: int,
+                         batch_size: int = 16):
+    """A TrainerCallback logging `greedy_eval/*` every `every` optimizer steps (and after the last)."""
+    from transformers import Trainer, TrainerCallback
+
+    from eval.backends.base import GenerationConfig
+    from eval.backends.hf import HFBackend
+
+    def evaluate(state) -> dict[str, float]:
+        acc = trainer.accelerator
+        mine = rows[acc.process_index :: acc.num_processes]  # each process answers its share
+        model = trainer.model
+        was_training = model.training
+        model.eval()
+        try:
+            from trl.models import unwrap_model_for_generation
+
+            with unwrap_model_for_generation(trainer.model_wrapped, acc) as policy:
+                backend = HFBackend.from_objects(policy, trainer.processing_class, name="policy",
+                                                 batch_size=batch_size)
+                done = backend.generate([r["prompt"] for r in mine], GenerationConfig(max_new_tokens=max_new_tokens))
+        finally:
+            model.train(was_training)
+        from accelerate.utils import gather_object
+
+        texts = gather_object([c.text if c.ok else None for c in done])
+        ordered = gather_object(mine)
+        return {f"greedy_eval/{k}": v for k, v in accuracy_by_group(ordered, texts).items()}
+
+    class GreedyEval(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step % every == 0 or state.global_step == state.max_steps:
+                metrics = evaluate(state)
+                metrics["greedy_eval/rows"] = float(len(rows))
+                # Trainer.log, not GRPOTrainer.log: the latter would flush the half-filled
+                # training metrics of the current logging window. Logging resets should_log,
+                # which would swallow this step's own training log: keep it.
+                should_log = control.should_log
+                Trainer.log(trainer, metrics)
+                control.should_log = should_log
+            return control
+
+    return GreedyEval()
