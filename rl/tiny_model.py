@@ -24,8 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from eval.paths import describe_error
 SPECIAL_TOKENS = {
@@ -178,12 +179,15 @@ def build_tiny_model(
     max_position_embeddings: int = 2048,
     model_vocab_size: int | None = None,
     seed: int = 0,
+    say: Callable[[str], None] = lambda message: None,
 ) -> Path:
     """Train the tokenizer on `corpus`, initialise a Llama from `seed`, save both to `out_dir`.
 
     `model_vocab_size` pads the embedding beyond the tokenizer (as released models pad theirs):
     with it a random model gets the compute shape of a real one, e.g. Qwen2.5-0.5B's 151,936 rows,
-    for throughput measurements. Ids the tokenizer lacks decode to nothing."""
+    for throughput measurements. Ids the tokenizer lacks decode to nothing. `say` gets a line
+    per step (the command prints them: importing torch alone takes seconds)."""
+    say("loading torch and transformers")
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
@@ -192,6 +196,7 @@ def build_tiny_model(
     if num_heads % num_kv_heads:
         raise ValueError(f"num_heads ({num_heads}) must be divisible by num_kv_heads ({num_kv_heads})")
     out = Path(out_dir)
+    say(f"training a byte-level BPE tokenizer (vocab {vocab_size}) on {len(corpus):,} texts")
     tokenizer = train_tokenizer(corpus, vocab_size)
     tokenizer.model_max_length = max_position_embeddings
     ids = {name: tokenizer.convert_tokens_to_ids(tok) for name, tok in SPECIAL_TOKENS.items()}
@@ -210,11 +215,13 @@ def build_tiny_model(
         eos_token_id=ids["eos_token"],
         pad_token_id=ids["pad_token"],
     )
+    say(f"initialising a Llama: {num_layers} layers, hidden {hidden_size}, vocab {config.vocab_size}")
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
     model.generation_config = GenerationConfig(
         bos_token_id=ids["bos_token"], eos_token_id=ids["eos_token"], pad_token_id=ids["pad_token"]
     )
+    say(f"saving to {out}")
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
@@ -240,6 +247,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="pad the embedding to this many rows (the shape of a real model)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    start = time.monotonic()
+
+    def say(message: str) -> None:
+        print(f"[tiny_model {time.monotonic() - start:4.1f}s] {message}", file=sys.stderr, flush=True)
+
     try:
         # read (and so check) the corpus before build_tiny_model imports torch and transformers
         texts = []
@@ -256,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
             num_heads=args.num_heads, num_kv_heads=args.num_kv_heads,
             intermediate_size=args.intermediate_size,
             max_position_embeddings=args.max_position_embeddings,
-            model_vocab_size=args.model_vocab_size, seed=args.seed,
+            model_vocab_size=args.model_vocab_size, seed=args.seed, say=say,
         )
     except (CorpusError, ValueError, OSError) as e:
         print(f"error: {describe_error(e)}", file=sys.stderr)
