@@ -5,13 +5,27 @@ Nodes are story prefixes; an edge adds `grouping` (k) random valid actions. A no
 f(s) = g(s) + h(s) with
   g(s) = the target's accuracy on the node's questions of the chosen orders (1 with none),
   h(s) = alpha * (1 - share of `continuations` random continuations of s meeting isDesired).
-Expanding a node evaluates a limited number of its neighbours, closest to isDesired first;
-promising nodes (lower f) get more. Every target evaluation of a node costs one unit of the
-per-story budget; evaluations are cached by story. A goal meets isDesired and has at least
-one wrong answer.
+Every target evaluation of a node costs one unit of the budget; evaluations are cached by
+story. A goal meets isDesired and has at least one wrong answer.
+
+How a node is expanded is the `policy`:
+- `paper`: a number of neighbours that grows as f falls (`neighbours`..`max_neighbours`),
+  closest to isDesired first; an expanded node goes back on the frontier, a little costlier.
+- `by_g` (default): 5 / 3 / 1 neighbours when g <= 0.5 / <= 0.75 / higher (`g_neighbours`,
+  `g_thresholds`; the root gets the most), each node expanded once, neighbours drawn in random
+  order weighted by their progress towards isDesired; no first-level branch may spend more
+  than `branch_share` of the budget, so the search keeps its breadth.
+With `complete: true` every node is a complete story meeting isDesired (so every evaluation is
+a story the search can return): the root's neighbours are random stories, and a story's
+neighbours keep a random prefix of it and walk on to a new complete story, so the search
+branches from the hardest complete stories found so far.
+
+`search_pool` restarts the search as often as a pooled budget allows and returns every
+story meeting isDesired it scored (the paper's variant: the one story each run returns).
 """
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 import random
@@ -25,6 +39,9 @@ from exploretom.questions import generate_questions
 from exploretom.sampler import Progress, StorySampler
 from exploretom.targets import Item, Target, is_correct
 from exploretom.tracker import Tracker
+
+
+POLICIES = ("by_g", "paper")
 
 
 @dataclass(frozen=True)
@@ -46,6 +63,11 @@ class SearchConfig:
     expand_desired: bool = False  # expand nodes that already meet isDesired
     revisit_penalty: float = 0.1  # added to f each time a node has been expanded
     max_expansions_per_evaluation: int = 10
+    policy: str = "by_g"  # or "paper"
+    g_thresholds: tuple[float, ...] = (0.5, 0.75)
+    g_neighbours: tuple[int, ...] = (5, 3, 1)
+    branch_share: float = 0.5  # by_g: most of the budget one first-level branch may spend
+    complete: bool = False  # nodes are complete stories; branch from the hardest
 
     def __post_init__(self) -> None:
         for name in ("grouping", "budget", "continuations", "neighbours", "oversample"):
@@ -59,6 +81,32 @@ class SearchConfig:
             raise ValueError(f"search.orders must lie in 0..{self.max_order}, got {self.orders}")
         if self.scoring not in ("strict", "lenient"):
             raise ValueError(f"search.scoring must be strict or lenient, got {self.scoring!r}")
+        if self.policy not in POLICIES:
+            raise ValueError(f"search.policy must be one of {', '.join(POLICIES)}, got "
+                             f"{self.policy!r}")
+        if len(self.g_neighbours) != len(self.g_thresholds) + 1 or min(self.g_neighbours) < 1:
+            raise ValueError("search.g_neighbours must hold one count >= 1 more than "
+                             "search.g_thresholds has thresholds")
+        if list(self.g_thresholds) != sorted(self.g_thresholds):
+            raise ValueError("search.g_thresholds must be increasing")
+        if not 0 < self.branch_share <= 1:
+            raise ValueError(f"search.branch_share must be in (0, 1], got {self.branch_share}")
+        if self.complete and self.policy == "paper":
+            raise ValueError("search.complete needs policy by_g")
+
+    @classmethod
+    def from_mapping(cls, raw: Any, where: str = "search") -> "SearchConfig":
+        """From a config mapping, with a one-line error for an unknown key or a bad value."""
+        if not isinstance(raw, dict):
+            raise ValueError(f"{where}: expected a mapping of search settings, got "
+                             f"{type(raw).__name__}")
+        known = [f.name for f in dataclasses.fields(cls)]
+        unknown = [k for k in raw if k not in known]
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {', '.join(map(str, unknown))}; allowed: "
+                             f"{', '.join(known)}")
+        cfg = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+        return cls(**cfg)
 
 
 @dataclass
@@ -70,6 +118,7 @@ class Node:
     scored: int = 0
     desired: bool = False
     expansions: int = 0
+    branch: int = -1  # which child of the root this node descends from
 
     @property
     def f(self) -> float:
@@ -92,6 +141,7 @@ class SearchResult:
     accuracy: float  # g of the returned story
     nodes_expanded: int = 0
     stats: dict[str, Any] = field(default_factory=dict)
+    candidates: list[Node] = field(default_factory=list)  # scored stories meeting isDesired
 
 
 class Evaluator:
@@ -107,21 +157,24 @@ class Evaluator:
                 and (q["interesting"] or not self.cfg.interesting_only)]
 
     def evaluate(self, nodes: Sequence[Node]) -> None:
-        todo = [n for n in nodes if n.key not in self.cache]
-        items, owners = [], []
-        for n in {n.key: n for n in todo}.values():
+        """g of every node; TargetError (nothing cached or charged) when the target fails."""
+        todo = {n.key: n for n in nodes if n.key not in self.cache}
+        items, owners, asked = [], [], {}
+        for key, n in todo.items():
             text = story_text(n.tracker)
             questions = self.scored_questions(n.tracker)
             for q in questions:
                 items.append(Item(n.tracker, text, q))
-                owners.append(n.key)
-            self.cache[n.key] = (0, 0)
-            self.calls += bool(questions)  # a node with nothing to ask costs no evaluation
+                owners.append(key)
+            asked[key] = bool(questions)
         responses = self.target.answer(items) if items else []
+        tally = {key: [0, 0] for key in todo}
         for key, item, response in zip(owners, items, responses):
-            wrong, scored = self.cache[key]
-            ok = is_correct(response, item.question, self.cfg.scoring)
-            self.cache[key] = (wrong + (not ok), scored + 1)
+            tally[key][0] += not is_correct(response, item.question, self.cfg.scoring)
+            tally[key][1] += 1
+        for key, (wrong, scored) in tally.items():
+            self.cache[key] = (wrong, scored)
+            self.calls += asked[key]  # a node with nothing to ask costs no evaluation
         for n in nodes:
             n.wrong, n.scored = self.cache[n.key]
             n.g = 1.0 - n.wrong / n.scored if n.scored else 1.0
@@ -129,10 +182,10 @@ class Evaluator:
 
 class AStarSearch:
     def __init__(self, cond: Conditions, context: Context, target: Target, cfg: SearchConfig,
-                 rng: random.Random) -> None:
+                 rng: random.Random, evaluator: Evaluator | None = None) -> None:
         self.cond, self.cfg, self.rng = cond, cfg, rng
         self.sampler = StorySampler(cond, context, rng, cfg.max_order)
-        self.evaluator = Evaluator(target, cfg)
+        self.evaluator = evaluator or Evaluator(target, cfg)
 
     def heuristic(self, node: Node) -> float:
         if node.desired:
@@ -157,66 +210,142 @@ class AStarSearch:
             out.append(Node(t, desired=self.cond.is_desired(t.actions)))
         return out
 
+    def _completions(self, node: Node) -> list[Node]:
+        """complete mode: a new complete story that keeps a random prefix of `node` (from the
+        root: a random story)."""
+        actions = node.tracker.actions
+        start = Tracker(self.cfg.max_order)
+        if len(actions) >= 2:
+            cut = self.rng.randrange(1, len(actions))  # keep 1..n-1 actions
+            prefix = Tracker(self.cfg.max_order)
+            for a in actions[:cut]:
+                prefix.apply(a)
+            start = prefix
+        t = self.sampler.walk(start)
+        return [Node(t, desired=True)] if t is not None else []
+
     def neighbours(self, node: Node, count: int) -> list[Node]:
         """`count` distinct neighbours among oversampled ones, those that can still meet
-        isDesired within the action budget first, closest first when `rank_by_distance`."""
+        isDesired within the action budget first; then closest first (`paper` with
+        `rank_by_distance`) or in random order weighted by progress (`by_g`)."""
         seen: dict[tuple, Node] = {}
+        sample = self._completions if self.cfg.complete else self._neighbours
         for _ in range(count * self.cfg.oversample):
-            for n in self._neighbours(node):
+            for n in sample(node):
                 seen.setdefault(n.key, n)
+        distance = {k: distance_to_desired(self.cond, n.tracker.actions) for k, n in seen.items()}
 
-        def key(n: Node) -> tuple[bool, int]:
-            d = distance_to_desired(self.cond, n.tracker.actions)
-            feasible = d <= self.cond.max_actions - len(n.key)
-            return (not feasible, d if self.cfg.rank_by_distance else 0)
+        def feasible(n: Node) -> bool:
+            return distance[n.key] <= self.cond.max_actions - len(n.key)
 
-        return sorted(seen.values(), key=key)[:count]
+        if self.cfg.policy == "paper":
+            return sorted(seen.values(), key=lambda n: (
+                not feasible(n), distance[n.key] if self.cfg.rank_by_distance else 0))[:count]
+        out: list[Node] = []
+        for group in ([n for n in seen.values() if feasible(n)],
+                      [n for n in seen.values() if not feasible(n)]):
+            # Efraimidis-Spirakis: weighted random order without replacement
+            keyed = sorted(group, key=lambda n: -self.rng.random() ** (1 + distance[n.key]))
+            out += keyed[:count - len(out)]
+        return out
 
     def budget_for(self, node: Node) -> int:
-        promise = max(0.0, min(1.0, 1.0 - node.f))  # f = 0 best, f >= 1 worst
         cfg = self.cfg
+        if cfg.policy == "by_g":
+            if not node.key:  # the root: as wide as the policy goes
+                return max(cfg.g_neighbours)
+            return next((k for th, k in zip(cfg.g_thresholds, cfg.g_neighbours) if node.g <= th),
+                        cfg.g_neighbours[-1])
+        promise = max(0.0, min(1.0, 1.0 - node.f))  # f = 0 best, f >= 1 worst
         return cfg.neighbours + round((cfg.max_neighbours - cfg.neighbours) * promise)
 
-    def run(self) -> SearchResult:
+    def run(self, budget: int | None = None) -> SearchResult:
+        """One search spending at most `budget` (default: the config's) new evaluations."""
+        budget = self.cfg.budget if budget is None else budget
+        start = self.evaluator.calls
+        paper = self.cfg.policy == "paper"
         root = Node(Tracker(self.cfg.max_order))
         ticket = itertools.count()
         frontier = [(root.f, next(ticket), root)]
         evaluated: list[Node] = []
         seen: set[tuple] = {root.key}
+        branch_spent: dict[int, int] = {}
+        branch_cap = max(1, int(self.cfg.branch_share * budget))
         expanded = 0
+
+        def spent() -> int:
+            return self.evaluator.calls - start
+
         # Expansions that ask nothing are free, so cap them too.
-        while (frontier and self.evaluator.calls < self.cfg.budget
-               and expanded < self.cfg.budget * self.cfg.max_expansions_per_evaluation):
+        while (frontier and spent() < budget
+               and expanded < budget * self.cfg.max_expansions_per_evaluation):
             _, _, node = heapq.heappop(frontier)
             if node.goal and not self.cfg.anytime:
-                return self._result(node, True, expanded)
-            if node.desired and not self.cfg.expand_desired and node is not root:
+                return self._result(node, True, expanded, evaluated)
+            if node.desired and not (self.cfg.expand_desired or self.cfg.complete) \
+                    and node is not root:
                 continue
+            if not paper and node is not root and branch_spent.get(node.branch, 0) >= branch_cap:
+                continue  # this branch has had its share: breadth first
             expanded += 1
-            room = self.cfg.budget - self.evaluator.calls
+            room = budget - spent()
+            if not paper and node is not root:
+                room = min(room, branch_cap - branch_spent.get(node.branch, 0))
             children = [c for c in self.neighbours(node, min(self.budget_for(node), room))
                         if c.key not in seen]
+            before = self.evaluator.calls
             self.evaluator.evaluate(children)
-            for child in children:
+            for i, child in enumerate(children):
                 seen.add(child.key)
-                child.h = self.heuristic(child)
+                child.branch = next(ticket) if node is root else node.branch
+                child.h = 0.0 if self.cfg.complete else self.heuristic(child)
                 evaluated.append(child)
                 heapq.heappush(frontier, (child.f, next(ticket), child))
-            # A node has far more neighbours than one expansion samples: it goes back on the
-            # frontier, a little more costly each time, to be expanded again if still best.
+            if node is not root:
+                branch_spent[node.branch] = (branch_spent.get(node.branch, 0)
+                                             + self.evaluator.calls - before)
             node.expansions += 1
-            heapq.heappush(frontier, (node.f + self.cfg.revisit_penalty * node.expansions,
-                                      next(ticket), node))
+            if paper or node is root:
+                # A node has far more neighbours than one expansion samples: it goes back on the
+                # frontier, a little more costly each time, to be expanded again if still best.
+                heapq.heappush(frontier, (node.f + self.cfg.revisit_penalty * node.expansions,
+                                          next(ticket), node))
         goals = [n for n in evaluated if n.goal]
         if goals:
-            return self._result(min(goals, key=lambda n: (n.g, len(n.key))), True, expanded)
+            return self._result(min(goals, key=lambda n: (n.g, len(n.key))), True, expanded,
+                                evaluated)
         desired = [n for n in evaluated if n.desired]
         if desired:
-            return self._result(min(desired, key=lambda n: n.g), False, expanded)
-        return SearchResult(None, False, self.evaluator.calls, 1.0, expanded)
+            return self._result(min(desired, key=lambda n: n.g), False, expanded, evaluated)
+        return SearchResult(None, False, spent(), 1.0, expanded)
 
-    def _result(self, node: Node, found: bool, expanded: int) -> SearchResult:
-        return SearchResult(node.tracker, found, self.evaluator.calls, node.g, expanded)
+    def _result(self, node: Node, found: bool, expanded: int,
+                evaluated: list[Node]) -> SearchResult:
+        return SearchResult(node.tracker, found, self.evaluator.calls, node.g, expanded,
+                            candidates=[n for n in evaluated if n.desired])
+
+
+def search_pool(cond: Conditions, context: Context, target: Target, cfg: SearchConfig,
+                rng: random.Random, pool: int) -> tuple[list[Node], int]:
+    """Run the search again and again until `pool` evaluations are spent (each run at most
+    `cfg.budget`); the scored stories meeting isDesired (by_g: every one; paper: the one each
+    run returns), and the evaluations spent. Runs share one evaluation cache."""
+    evaluator = Evaluator(target, cfg)
+    found: dict[tuple, Node] = {}
+    idle = 0
+    while evaluator.calls < pool and idle < 3:
+        before = evaluator.calls
+        search = AStarSearch(cond, context, target, cfg, rng, evaluator)
+        result = search.run(min(cfg.budget, pool - evaluator.calls))
+        idle = idle + 1 if evaluator.calls == before else 0  # nothing left to find here
+        if cfg.policy == "paper":
+            if result.tracker is not None:
+                node = next(n for n in result.candidates if n.tracker is result.tracker)
+                found.setdefault(node.key, node)
+        else:
+            for n in result.candidates:
+                found.setdefault(n.key, n)
+    return list(found.values()), evaluator.calls
 
 
 def overgenerate_and_filter(cond: Conditions, context: Context, target: Target,

@@ -8,28 +8,38 @@ baseline so the two are compared on the same contexts; re-running skips ids alre
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import random
 import sys
 import time
 from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, Iterator, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from eval.yaml_file import YamlFileError, read_yaml
 from exploretom.action_sets import ACTION_SETS, Conditions
-from exploretom.jsonl import Appender, InputError, resume
+from exploretom.jsonl import Appender, InputError, iter_records, resume
 from exploretom.label import story_text
 from exploretom.lexicon import LEXICON_PATH, Context, sample_context
-from exploretom.sampler import conditions_json
-from exploretom.search import (AStarSearch, SearchConfig, SearchResult, overgenerate_and_filter,
-                               score_all)
+from exploretom.sampler import StorySampler, conditions_json
+from exploretom.search import (AStarSearch, Evaluator, Node, SearchConfig, SearchResult,
+                               overgenerate_and_filter, score_all, search_pool)
 from exploretom.story import Story
-from exploretom.targets import Target, make_target
+from exploretom.targets import TARGET_FORMS, Target, TargetError, make_target, parse_target
+from exploretom.tracker import Tracker
 
 Method = Literal["astar", "baseline"]
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
 
 class Grid(BaseModel):
@@ -78,11 +88,8 @@ class RunConfig(BaseModel):
     names: Optional[list[str]] = None
 
     def search_config(self) -> SearchConfig:
-        cfg = dict(self.search)
-        if "orders" in cfg:
-            cfg["orders"] = tuple(cfg["orders"])
         try:
-            return SearchConfig(**cfg)
+            return SearchConfig.from_mapping(self.search)
         except TypeError as e:
             raise ValueError(f"search: {e}") from None
 
@@ -123,11 +130,11 @@ def story_streams(cond: Conditions, seed: int, index: int,
     return context, random.Random(rng.random())
 
 
-def bench_settings(n: int, seed: int) -> list[Conditions]:
-    """The `n` settings of the paper's grid that `bench-search` compares on."""
+def bench_settings(n: int, seed: int, grid: "Grid | None" = None) -> list[Conditions]:
+    """The `n` settings of a grid (default: the paper's) that `bench-search` compares on."""
     if n < 1:
         raise ValueError(f"--settings must be >= 1, got {n}")
-    settings, _ = Grid().settings()
+    settings, _ = (grid or Grid()).settings()
     return random.Random(seed).sample(settings, min(n, len(settings)))
 
 
@@ -171,14 +178,21 @@ def jobs(cfg: RunConfig, settings: list[Conditions]) -> Iterator[tuple[str, Cond
                 yield method, cond, j, f"{method}-{setting_key(cond)}-{j:03d}"
 
 
+EXIT_INCOMPLETE = 3  # finished, but some stories were left out because the target failed
+MAX_FAILED_IN_A_ROW = 10  # a target down for good: stop instead of trying every story
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     from exploretom.cli import parse_shard
 
     cfg = load_config(args.config)
     settings, skipped = cfg.grid.settings()
-    for note in skipped:
-        print(f"skipped infeasible setting {note}", file=sys.stderr)
+    if skipped:
+        print(f"skipped {len(skipped)} infeasible setting(s), e.g. {skipped[0]}",
+              file=sys.stderr)
     shard_i, shard_n = parse_shard(args.shard)
+    if args.repair:
+        repair(args.output)
     done = resume(args.output)
     todo = [j for k, j in enumerate(jobs(cfg, settings)) if k % shard_n == shard_i
             and j[3] not in done]
@@ -190,11 +204,79 @@ def cmd_search(args: argparse.Namespace) -> int:
           file=sys.stderr)
     from tqdm import tqdm
 
+    failures = Failures()
     with Appender(args.output) as out:
         for method, cond, j, sid in tqdm(todo, desc="search", unit="story", file=sys.stderr,
                                          disable=args.quiet):
-            out.write(run_one(method, cond, target, search_cfg, cfg.seed, j, sid, lexicon))
-    return 0
+            try:
+                out.write(run_one(method, cond, target, search_cfg, cfg.seed, j, sid, lexicon))
+                failures.ok()
+            except TargetError as e:
+                if failures.add(sid, e):
+                    break
+    return failures.report("stories", len(todo))
+
+
+class Failures:
+    """Stories (or bench units) left out because the target failed: never written, so the
+    next run retries them; the command ends with their count and exit 3."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.requests = 0
+        self.first = ""
+        self.in_a_row = 0
+
+    def ok(self) -> None:
+        self.in_a_row = 0
+
+    def add(self, what: str, e: TargetError) -> bool:
+        """Count one; True when the target looks down for good (stop now)."""
+        self.ids.append(what)
+        self.requests += e.failed
+        self.first = self.first or str(e)
+        self.in_a_row += 1
+        print(f"warning: {what}: {e}; left for a re-run", file=sys.stderr)
+        return self.in_a_row >= MAX_FAILED_IN_A_ROW
+
+    def report(self, what: str, total: int) -> int:
+        if not self.ids:
+            return 0
+        stopped = (f"; stopped after {MAX_FAILED_IN_A_ROW} in a row failed"
+                   if self.in_a_row >= MAX_FAILED_IN_A_ROW else "")
+        print(f"error: {len(self.ids)} of {total} {what} not written: {self.requests} request(s) "
+              f"to the target failed ({self.first}){stopped}; running the same command again "
+              "retries them", file=sys.stderr)
+        return EXIT_INCOMPLETE
+
+
+def repair(path: str | Path) -> list[int]:
+    """Drop the lines of a JSON Lines output that are not whole records (a torn write in the
+    middle of a file, e.g. two runs appending at once or a full disk) and say which."""
+    p = Path(path)
+    if not p.is_file():
+        return []
+    lines = p.read_bytes().splitlines(keepends=True)
+    kept, dropped = [], []
+    for n, line in enumerate(lines, 1):
+        if not line.endswith(b"\n"):  # a partial last line: `resume` cuts it as always
+            kept.append(line)
+            continue
+        try:
+            obj = json.loads(line) if line.strip() else {"id": None}
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            obj = None
+        if isinstance(obj, dict) and "id" in obj:
+            kept.append(line)
+        else:
+            dropped.append(n)
+    if dropped:
+        tmp = p.with_name(p.name + ".repair")
+        tmp.write_bytes(b"".join(kept))
+        tmp.replace(p)
+        print(f"repaired {p}: dropped line(s) {', '.join(map(str, dropped))} (not a whole "
+              "record)", file=sys.stderr)
+    return dropped
 
 
 def _lexicon(config: str, cfg: RunConfig) -> dict[str, Any] | None:
@@ -226,51 +308,257 @@ def _lexicon(config: str, cfg: RunConfig) -> dict[str, Any] | None:
     return lex
 
 
+BENCH_METHODS = ("astar", "baseline", "block_baseline")  # search, pooled, the paper's blocks
+
+
+@dataclass
+class Unit:
+    """One setting of one seed: the stories each method picked and their fresh accuracy."""
+
+    seed: int
+    index: int
+    cond: Conditions
+    accuracy: dict[str, float] = field(default_factory=dict)
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return f"unit-s{self.seed}-{self.index:03d}-{setting_key(self.cond)}"
+
+
+def pick_hardest(nodes: list[Node], n: int) -> list[Node]:
+    """The n hardest distinct stories (fewest right answers first, shorter on ties)."""
+    distinct = {nd.key: nd for nd in nodes}.values()
+    return sorted(distinct, key=lambda nd: (nd.g, len(nd.key)))[:n]
+
+
+def bench_unit(cond: Conditions, k: int, seed: int, target: Target, cfg: SearchConfig,
+               stories: int, lexicon: dict[str, Any] | None) -> Unit:
+    """The three datasets of one setting at one pooled budget (stories x cfg.budget), each
+    re-scored on fresh answers from the target."""
+    pool = stories * cfg.budget
+    context, search_rng = story_streams(cond, seed, k, lexicon)
+    found, _ = search_pool(cond, context, target, cfg, search_rng, pool)
+    sampler = StorySampler(cond, context, random.Random(f"baseline:{seed}:{setting_key(cond)}:{k}"),
+                           cfg.max_order)
+    randoms = [Node(t, desired=True) for t in sampler.walks(pool)]
+    Evaluator(target, cfg).evaluate(randoms)
+    picks = {"astar": pick_hardest(found, stories),
+             "baseline": pick_hardest(randoms, stories),
+             "block_baseline": [pick_hardest(randoms[i:i + cfg.budget], 1)[0]
+                                for i in range(0, len(randoms), cfg.budget)][:stories]}
+    fresh = target.fresh(1)
+    scored = score_many([nd.tracker for m in BENCH_METHODS for nd in picks[m]], fresh,
+                        cfg.scoring)
+    unit = Unit(seed, k, cond)
+    evaluator = Evaluator(fresh, cfg)  # only for which questions count
+    for method in BENCH_METHODS:
+        accs = []
+        for j, nd in enumerate(picks[method]):
+            questions = scored.pop(0)
+            counted = [q for q in questions if q["order"] in cfg.orders
+                       and (q["interesting"] or not cfg.interesting_only)]
+            acc = sum(q["correct"] for q in counted) / len(counted) if counted else 1.0
+            accs.append(acc)
+            unit.records.append(bench_record(method, cond, context, target, cfg, seed, unit,
+                                             j, nd, acc, questions))
+        unit.accuracy[method] = sum(accs) / len(accs) if accs else 1.0
+    del evaluator
+    return unit
+
+
+def score_many(trackers: list[Tracker], target: Target, scoring: str) -> list[list[dict]]:
+    """score_all for many stories in one batch to the target."""
+    from exploretom.questions import generate_questions
+    from exploretom.targets import Item, is_correct
+
+    per_story = [(t, story_text(t), generate_questions(t)) for t in trackers]
+    items = [Item(t, text, q) for t, text, qs in per_story for q in qs]
+    responses = iter(target.answer(items) if items else [])
+    out = []
+    for _, _, qs in per_story:
+        out.append([{**q, "response": r, "correct": is_correct(r, q, scoring)}
+                    for q, r in zip(qs, responses)])
+    return out
+
+
+def bench_record(method, cond, context, target, cfg, seed, unit: Unit, j: int, node: Node,
+                 accuracy: float, questions: list[dict]) -> dict[str, Any]:
+    sid = f"{method}-s{seed}-{setting_key(cond)}-{unit.index:03d}-{j:03d}"
+    t = node.tracker
+    story = Story(id=sid, actions=tuple(t.actions), context=context.to_json(),
+                  extra={"action_set": cond.action_set, "asymmetric": cond.asymmetric,
+                         "conditions": conditions_json(cond)})
+    setting = {"action_set": cond.action_set, "asymmetric": cond.asymmetric,
+               **conditions_json(cond)}
+    return {**story.to_json(), "id": sid, "method": method, "setting": setting, "seed": seed,
+            "target": target.name, "unit": unit.id, "evaluations": cfg.budget,
+            "found": node.goal, "selected_accuracy": node.g, "accuracy": accuracy,
+            "accuracy_all": sum(q["correct"] for q in questions) / len(questions)
+            if questions else 1.0,
+            "text": story_text(t), "questions": questions,
+            "search": {"orders": list(cfg.orders)}}
+
+
+def paired_interval(diffs: list[float], reps: int = 10000, seed: int = 0) -> tuple[float, float]:
+    """Bootstrap 95% interval of the mean of paired differences (units resampled)."""
+    import numpy as np
+
+    d = np.asarray(diffs, dtype=float)
+    if len(d) < 2:
+        return float(d.mean()), float(d.mean())
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, len(d), size=(reps, len(d)))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def bench_options(args: argparse.Namespace, cfg: SearchConfig) -> dict[str, Any]:
+    """What a bench output file was written with: a resumed run must match it."""
+    return {"target": args.target, "settings": args.settings, "stories": args.stories,
+            "seed": args.seed, "world": args.world,
+            "search": {k: list(v) if isinstance(v, tuple) else v
+                       for k, v in dataclasses.asdict(cfg).items()}}
+
+
+def units_path(output: str | Path) -> Path:
+    return Path(str(output) + ".units.jsonl")
+
+
 def cmd_bench_search(args: argparse.Namespace) -> int:
-    """A* against the baseline at equal budget over N settings of the paper's grid."""
-    chosen = bench_settings(args.settings, args.seed)
-    cfg = SearchConfig(budget=args.budget, orders=tuple(args.orders))
-    target = make_target({"kind": "reasoner", "name": args.reasoner})
-    out = Appender(args.output) if args.output else None
-    acc = {"astar": [], "baseline": []}
+    """The search against the pooled and the block baseline at equal pooled budget, over
+    settings x seeds; paired per-unit differences and their bootstrap interval."""
+    raw = {"budget": args.budget, "orders": list(args.orders), **parse_overrides(args.search)}
+    cfg = SearchConfig.from_mapping(raw, "--search")
+    lexicon, grid = None, Grid()
+    if args.world:
+        run = load_config(args.world)
+        lexicon, grid = _lexicon(args.world, run), run.grid
+    chosen = bench_settings(args.settings, args.seed, grid)
+    target = make_target(parse_target(args.target, args.seed))
+    options = bench_options(args, cfg)
+    done: dict[str, dict[str, Any]] = {}
+    written: set = set()
+    if args.output:
+        if args.overwrite:
+            Path(args.output).unlink(missing_ok=True)
+            units_path(args.output).unlink(missing_ok=True)
+        if args.repair:
+            repair(args.output)
+            repair(units_path(args.output))
+        written = resume(args.output)
+        resume(units_path(args.output))
+        done = read_units(units_path(args.output), options)
+    seeds = [args.seed + i for i in range(args.seeds)]
+    units: list[Unit] = []
+    failures = Failures()
     start = time.perf_counter()
-    for k, cond in enumerate(chosen):
-        line = []
-        for method in ("astar", "baseline"):
-            rec = run_one(method, cond, target, cfg, args.seed, k,
-                          f"{method}-{setting_key(cond)}-{k:03d}")
-            acc[method].append(rec.get("accuracy", 1.0))
-            line.append(f"{method}={acc[method][-1]:.2f}{'' if rec['found'] else ' (no goal)'}")
-            if out:
-                out.write(rec)
-        if not args.quiet:
-            print(f"[{k + 1}/{len(chosen)}] {setting_key(cond)}: {'  '.join(line)}",
-                  file=sys.stderr)
-    if out:
-        out.close()
-    a = sum(acc["astar"]) / len(chosen)
-    b = sum(acc["baseline"]) / len(chosen)
-    print(f"# reasoner={args.reasoner} settings={len(chosen)} budget={args.budget} "
-          f"orders={','.join(map(str, args.orders))} seed={args.seed} "
+    out = Appender(args.output) if args.output else None
+    unit_out = Appender(units_path(args.output)) if args.output else None
+    try:
+        for seed in seeds:
+            for k, cond in enumerate(chosen):
+                unit = Unit(seed, k, cond)
+                if unit.id in done:
+                    unit.accuracy = done[unit.id]["accuracy"]
+                else:
+                    try:
+                        unit = bench_unit(cond, k, seed, target, cfg, args.stories, lexicon)
+                        failures.ok()
+                    except TargetError as e:
+                        if failures.add(unit.id, e):
+                            break
+                        continue
+                    if out and unit_out:
+                        for rec in unit.records:
+                            if rec["id"] not in written:
+                                out.write(rec)
+                        unit_out.write({"id": unit.id, "accuracy": unit.accuracy,
+                                        "options": options})
+                units.append(unit)
+                if not args.quiet:
+                    print(f"[{len(units)}/{len(seeds) * len(chosen)}] {unit.id}: " + "  ".join(
+                        f"{m}={unit.accuracy[m]:.3f}" for m in BENCH_METHODS), file=sys.stderr)
+            else:
+                continue
+            break
+    finally:
+        for f in (out, unit_out):
+            if f:
+                f.close()
+    code = failures.report("settings x seeds", len(seeds) * len(chosen))
+    if code:
+        return code
+    mean = {m: sum(u.accuracy[m] for u in units) / len(units) for m in BENCH_METHODS}
+    diffs = [100 * (u.accuracy["baseline"] - u.accuracy["astar"]) for u in units]
+    lo, hi = paired_interval(diffs, seed=args.seed)
+    print(f"# world={args.world or 'paper grid'} stories={args.stories} budget={cfg.budget} "
+          f"pool={args.stories * cfg.budget} orders={','.join(map(str, cfg.orders))} "
+          f"policy={cfg.policy} complete={cfg.complete} seeds={seeds[0]}..{seeds[-1]} "
           f"seconds={time.perf_counter() - start:.0f}", file=sys.stderr)
-    print(f"astar_acc={a:.4f} baseline_acc={b:.4f} diff={100 * (a - b):+.1f}")
+    print(f"target={args.target} search_acc={mean['astar']:.4f} "
+          f"pooled_baseline_acc={mean['baseline']:.4f} "
+          f"block_baseline_acc={mean['block_baseline']:.4f} "
+          f"diff_points={100 * (mean['baseline'] - mean['astar']):+.1f} ci_low={lo:+.1f} "
+          f"ci_high={hi:+.1f} settings={len(chosen)} seeds={len(seeds)}")
     return 0
+
+
+def read_units(path: Path, options: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Units a previous run finished, refusing a file written with other options."""
+    done = {}
+    if not path.exists():
+        return done
+    for at, rec in iter_records(path):
+        if rec.get("options") != options:
+            raise InputError(f"{at}: written by a bench-search with other options; pass "
+                             "--overwrite to start over (or another -o)")
+        done[rec["id"]] = rec
+    return done
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """`--search KEY=VALUE` (VALUE read as YAML: 5, 0.5, true, [5, 3, 1])."""
+    import yaml
+
+    out = {}
+    for text in pairs:
+        key, sep, value = text.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--search {text!r}: expected KEY=VALUE, e.g. complete=true")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
 
 
 def add_search_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", required=True, help="run YAML (configs/exploretom/*.yaml)")
     p.add_argument("-o", "--output", required=True, help="JSONL of search records (appended)")
     p.add_argument("--shard", default="0/1", help="i/n: run only jobs k with k %% n == i")
+    p.add_argument("--repair", action="store_true", help="drop lines of -o that are not whole "
+                   "records (a torn write in the middle of the file), saying which")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_search)
 
 
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--reasoner", default="world", help="scripted target (default: world)")
-    p.add_argument("--settings", type=int, default=20, help="settings of the paper's grid")
-    p.add_argument("--budget", type=int, default=50, help="node evaluations per story")
+    p.add_argument("--target", "--reasoner", dest="target", default="world",
+                   help=f"who answers: {TARGET_FORMS} (default: world)")
+    p.add_argument("--settings", type=int, default=20, help="settings of the grid")
+    p.add_argument("--stories", type=positive, default=10,
+                   help="stories per setting each method returns (default 10)")
+    p.add_argument("--budget", type=int, default=50,
+                   help="evaluations per story: each setting's pool is stories x budget")
+    p.add_argument("--seeds", type=positive, default=3, help="seeds SEED.. (default 3)")
     p.add_argument("--orders", type=int, nargs="+", default=[1], help="orders g(s) scores")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("-o", "--output", help="also write the search records (for `report`)")
+    p.add_argument("--search", action="append", default=[], metavar="KEY=VALUE",
+                   help="search settings (SearchConfig), e.g. --search complete=true "
+                   "--search policy=paper")
+    p.add_argument("--world", help="a run YAML whose grid, lexicon, settings and names to use "
+                   "(default: the paper's grid and the built-in lexicon)")
+    p.add_argument("--seed", type=int, default=0, help="first seed; also picks the settings")
+    p.add_argument("-o", "--output", help="also write the chosen stories (for `report`); a "
+                   "re-run with the same options resumes it")
+    p.add_argument("--overwrite", action="store_true", help="start -o over")
+    p.add_argument("--repair", action="store_true", help="drop torn lines from -o first")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_bench_search)

@@ -2,7 +2,12 @@
 
 A target answers a whole batch of (story, question) items in one call: the search sends all
 questions of all candidate nodes it is scoring at once. `ModelTarget` asks any `eval` backend
-(hf, vllm, openai, anthropic) with the paper's prompt; `ReasonerTarget` asks a scripted reasoner.
+(hf, vllm, openai, anthropic); `ReasonerTarget` asks a scripted reasoner; `NoisyTarget` is the
+labels with seeded errors (a target whose mistakes vary from story to story, as a model's do).
+
+A request that fails for good (after the backend's own retries) is not an answer: `ModelTarget`
+raises `TargetError`, and the search leaves that story unwritten for a re-run instead of scoring
+an empty reply as wrong (a failing endpoint must never make stories look hard).
 
 Scoring modes: `strict` (default) extracts the answer with the project's one answer parser and
 compares it after normalisation, so an answer naming several candidates is wrong; `lenient`
@@ -12,10 +17,12 @@ is the paper's public code: the expected answer is a substring of the reply (so 
 from __future__ import annotations
 
 import abc
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from exploretom.reasoners import get_reasoner
+from exploretom.questions import KNOWS, NOT_KNOWS, ROOM
+from exploretom.reasoners import REASONERS, get_reasoner
 from exploretom.tracker import Tracker
 
 SCORING_MODES = ("strict", "lenient")
@@ -52,12 +59,26 @@ def is_correct(response: str, question: dict[str, Any], mode: str = "strict") ->
                              question["answer_type"])
 
 
+class TargetError(RuntimeError):
+    """Requests to the target failed for good: no answers, so nothing may be scored."""
+
+    def __init__(self, failed: int, total: int, first: str) -> None:
+        super().__init__(f"{failed} of {total} requests to the target failed ({first[:300]})")
+        self.failed = failed
+
+
 class Target(abc.ABC):
     name: str = "target"
 
     @abc.abstractmethod
     def answer(self, items: Sequence[Item]) -> list[str]:
-        """One response per item, in order (a single batch)."""
+        """One response per item, in order (a single batch); TargetError if any failed."""
+
+    def fresh(self, round_: int) -> "Target":
+        """The target asked again, independently of earlier answers (round_ >= 1): selected
+        stories are re-scored on fresh answers, since the answers they were selected on are
+        biased towards mistakes. Deterministic targets answer the same."""
+        return self
 
 
 class ReasonerTarget(Target):
@@ -73,33 +94,119 @@ class ReasonerTarget(Target):
         return [self.fn(tracker, q) for q in questions]
 
 
-class ModelTarget(Target):
-    """Any `eval` backend; greedy, short answers."""
+class NoisyTarget(Target):
+    """The labels, wrong with probability `p_false_belief` on false-belief questions and `p_other`
+    on the rest. Each error is a seeded coin of (seed, round, story text, question), so a story
+    always gets the same answers in one round (runs are reproducible and resumable) while a
+    prefix and its continuations are independent draws, and `fresh` draws anew."""
 
-    def __init__(self, backend: Any, max_new_tokens: int = 32) -> None:
+    def __init__(self, p_false_belief: float, p_other: float, seed: int = 0,
+                 round_: int = 0) -> None:
+        for p in (p_false_belief, p_other):
+            if not 0 <= p <= 1:
+                raise ValueError(f"noisy target: error rates must lie in [0, 1], got {p}")
+        self.p, self.q, self.seed, self.round = p_false_belief, p_other, seed, round_
+        self.name = f"noisy:{p_false_belief:g},{p_other:g}"
+
+    def fresh(self, round_: int) -> "NoisyTarget":
+        return NoisyTarget(self.p, self.q, self.seed, round_)
+
+    def answer(self, items: Sequence[Item]) -> list[str]:
+        out = []
+        for it in items:
+            q = it.question
+            key = f"{self.seed}:{self.round}:{it.text}\x00{q['question']}".encode()
+            u = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") / 2 ** 64
+            wrong = u < (self.p if q.get("false_belief") else self.q)
+            out.append(wrong_answer(it.tracker, q) if wrong else q["answer"])
+        return out
+
+
+def wrong_answer(t: Tracker, q: dict[str, Any]) -> str:
+    """A plausible answer to `q` that is not the right one (the first other candidate)."""
+    gold = q["answer"]
+    if q["answer_type"] == "yes_no":
+        return "no" if gold == "yes" else "yes"
+    if q["answer_type"] == "knowledge":
+        return NOT_KNOWS if gold == KNOWS else KNOWS
+    pool = t.rooms() if q.get("property") == ROOM else sorted(t.container_room)
+    return next((x for x in pool if x != gold), "I do not know")
+
+
+PROMPTS = ("paper", "row")
+
+
+class ModelTarget(Target):
+    """Any `eval` backend; greedy, short answers. `prompt`: `paper` (the paper's: a short-answer
+    system prompt, the story, the question) or `row` (the project's row contract, exactly what
+    `export` writes and the project's own models are trained and evaluated on)."""
+
+    def __init__(self, backend: Any, max_new_tokens: int = 32, prompt: str = "paper") -> None:
         from eval.backends.base import GenerationConfig
 
-        self.backend = backend
+        if prompt not in PROMPTS:
+            raise ValueError(f"target prompt must be one of {', '.join(PROMPTS)}, got {prompt!r}")
+        self.backend, self.prompt = backend, prompt
         self.config = GenerationConfig(max_new_tokens=max_new_tokens, temperature=0.0)
         self.name = f"{backend.name}:{backend.model}"
 
+    def conversation(self, it: Item) -> list[dict[str, str]]:
+        if self.prompt == "row":
+            from eval.rows import SYSTEM_PROMPT as ROW_SYSTEM
+            from exploretom.export import user_prompt as row_user_prompt
+
+            return [{"role": "system", "content": ROW_SYSTEM},
+                    {"role": "user", "content": row_user_prompt(it.text, it.question)}]
+        return [{"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": user_prompt(it.text, it.question["question"])}]
+
     def answer(self, items: Sequence[Item]) -> list[str]:
-        prompts = [[{"role": "system", "content": SYSTEM_PROMPT},
-                    {"role": "user", "content": user_prompt(it.text, it.question["question"])}]
-                   for it in items]
-        return [c.text if c.ok else "" for c in self.backend.generate(prompts, self.config)]
+        completions = self.backend.generate([self.conversation(it) for it in items], self.config)
+        failed = [c for c in completions if not c.ok]
+        if failed:
+            raise TargetError(len(failed), len(items), str(failed[0].error))
+        return [c.text for c in completions]
 
 
 def make_target(spec: dict[str, Any]) -> Target:
-    """From a config mapping: {kind: reasoner, name: world} or {kind: openai, model: ..., ...}."""
+    """From a config mapping: {kind: reasoner, name: world}, {kind: noisy, p: 0.5, q: 0.1,
+    seed: 0} or {kind: openai | hf | ..., model: ..., prompt: paper | row, <backend options>}."""
     spec = dict(spec)
     kind = spec.pop("kind", "reasoner")
     if kind == "reasoner":
         return ReasonerTarget(spec.get("name", "world"))
+    if kind == "noisy":
+        return NoisyTarget(float(spec.get("p", 0.5)), float(spec.get("q", 0.1)),
+                           int(spec.get("seed", 0)))
     from eval.backends import load_backend
 
     model = spec.pop("model", None)
     if not model:
         raise ValueError(f"target of kind {kind!r} needs a 'model'")
     max_new_tokens = spec.pop("max_new_tokens", 32)
-    return ModelTarget(load_backend(kind, model, **spec), max_new_tokens)
+    prompt = spec.pop("prompt", "paper")
+    return ModelTarget(load_backend(kind, model, **spec), max_new_tokens, prompt)
+
+
+TARGET_FORMS = "a reasoner (" + "|".join(REASONERS) + "), noisy:P,Q or hf:PATH"
+
+
+def parse_target(text: str, seed: int = 0, batch_size: int = 256) -> dict[str, Any]:
+    """`--target` of bench-search as a make_target spec: a reasoner name, `noisy:P,Q` (wrong
+    with probability P on false-belief questions, Q on the others) or `hf:PATH` (a local model,
+    asked with the row prompt it was trained on)."""
+    kind, sep, rest = text.partition(":")
+    if not sep and kind in REASONERS:
+        return {"kind": "reasoner", "name": kind}
+    if kind == "noisy" and sep:
+        try:
+            p, q = (float(x) for x in rest.split(","))
+        except ValueError:
+            raise ValueError(f"--target {text!r}: write noisy:P,Q, e.g. noisy:0.5,0.1") from None
+        if not (0 <= p <= 1 and 0 <= q <= 1):
+            raise ValueError(f"--target {text!r}: P and Q must lie in [0, 1]")
+        return {"kind": "noisy", "p": p, "q": q, "seed": seed}
+    if kind == "hf" and rest:
+        return {"kind": "hf", "model": rest, "prompt": "row", "batch_size": batch_size,
+                "max_new_tokens": 24}
+    raise ValueError(f"--target {text!r}: expected {TARGET_FORMS}")

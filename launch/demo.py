@@ -135,8 +135,9 @@ class Demo:
     def stage_compare(self) -> None:
         """A* vs overgenerate-and-filter at equal budget, for the report's difficulty figure."""
         self.compare.unlink(missing_ok=True)  # a few seconds: redone whole if interrupted
-        self.sh(PY, "-m", "exploretom", "bench-search", "--reasoner", "world", "--settings",
-                str(self.p.compare_settings), "--seed", "0", "-q", "-o", self.compare)
+        self.sh(PY, "-m", "exploretom", "bench-search", "--target", "world", "--settings",
+                str(self.p.compare_settings), "--stories", "1", "--seeds", "1", "--seed", "0",
+                "-q", "--overwrite", "-o", self.compare)
 
     def stage_export(self) -> None:
         self.sh(PY, "-m", "exploretom", "export", self.stories, "-o", self.dataset,

@@ -193,7 +193,9 @@ def test_search_command_writes_records_skips_infeasible_and_resumes(tmp_path, ca
     cfg.write_text(GRID)
     out = tmp_path / "run.jsonl"
     assert main(["search", "--config", str(cfg), "-o", str(out), "-q"]) == 0
-    assert "skipped infeasible setting A4 p2 m2 r1" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    # once, as a count (the paper grid has 18 infeasible settings: no line for each)
+    assert err.count("infeasible") == 1 and "skipped 1 infeasible setting(s), e.g. A4 p2 m2 r1" in err
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(r["id"] for r in records) == [
         "astar-A1-p2-m2-r1-n8-000", "astar-A1-p2-m2-r1-n8-001",
@@ -228,11 +230,38 @@ def test_search_config_errors_are_one_line(tmp_path, capsys):
     assert err.startswith(f"error: {cfg}: field 'seeed'") and "\n" not in err
 
 
+SUMMARY = re.compile(
+    r"target=(\S+) search_acc=([01]\.\d{4}) pooled_baseline_acc=([01]\.\d{4}) "
+    r"block_baseline_acc=([01]\.\d{4}) diff_points=([+-]\d+\.\d) ci_low=([+-]\d+\.\d) "
+    r"ci_high=([+-]\d+\.\d) settings=(\d+) seeds=(\d+)")
+
+
 def test_bench_search_prints_the_summary_line(tmp_path, capsys):
-    assert main(["bench-search", "--reasoner", "world", "--settings", "2", "--budget", "5",
-                 "--seed", "0", "-q", "-o", str(tmp_path / "b.jsonl")]) == 0
+    out = tmp_path / "b.jsonl"
+    args = ["bench-search", "--target", "world", "--settings", "2", "--stories", "2",
+            "--budget", "15", "--seeds", "2", "--search", "continuations=5", "--seed", "0",
+            "-q", "-o", str(out)]
+    assert main(args) == 0
     line = capsys.readouterr().out.strip()
-    assert re.fullmatch(r"astar_acc=[01]\.\d{4} baseline_acc=[01]\.\d{4} diff=[+-]\d+\.\d", line)
+    m = SUMMARY.fullmatch(line)
+    assert m and m[1] == "world" and m[8] == "2" and m[9] == "2"
+    x, y = float(m[2]), float(m[3])
+    assert float(m[5]) == pytest.approx(round(100 * (y - x), 1), abs=0.051)
+    assert float(m[6]) <= float(m[5]) <= float(m[7])
+    records = [json.loads(r) for r in out.read_text().splitlines()]
+    assert {r["method"] for r in records} == {"astar", "baseline", "block_baseline"}
+    assert len({r["id"] for r in records}) == len(records)
+    # Run twice: resumed from the file, nothing duplicated, the same line.
+    assert main(args) == 0
+    assert capsys.readouterr().out.strip() == line
+    assert out.read_text().count("\n") == len(records)
+    # Other options on the same file: refused; --overwrite starts over.
+    assert main([*args[:-2], "--budget", "14", "-o", str(out)]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert main([*args, "--overwrite"]) == 0
+    assert out.read_text().count("\n") == len(records)
+    # The report reads the records.
+    assert main(["report", str(out), "-o", str(tmp_path / "rep")]) == 0
 
 
 def test_search_floor_measures_on_the_contexts_bench_search_compares_on():
