@@ -11,9 +11,11 @@ from typing import Any, Sequence
 from eval.paths import describe_error
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.jsonl import Appender, InputError, iter_lines, iter_records, resume
-from exploretom.label import label_line, story_text
+from exploretom.label import label_line, story_text, validate
 from exploretom.questions import generate_questions
 from exploretom.sampler import ConditionsUnreachable, sample_story
+from exploretom.story import StoryFormatError
+from exploretom.tracker import StoryError
 
 
 class UsageError(ValueError):
@@ -120,8 +122,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
     def stories():
         for at, story in iter_records(args.input):
-            if "error" not in story and not isinstance(story.get("actions"), list):
-                raise InputError(f"{at}: not a story (no 'actions' list)")
+            if "error" not in story:  # a story `label` rejected is counted as invalid
+                try:
+                    validate(story)  # what `label` would say of it
+                except (StoryFormatError, StoryError) as e:
+                    raise InputError(f"{at}: not a valid story: {e}") from None
             yield story
 
     try:

@@ -19,6 +19,12 @@ def track(story: Story, max_order: int = 2) -> Tracker:
     return Tracker(max_order).apply_all(story.actions)
 
 
+def validate(raw: Any, max_order: int = 2) -> Tracker:
+    """The check `label` makes of every story: well formed (StoryFormatError) and every action
+    meeting its preconditions (StoryError). `stats` uses it too, so both accept the same files."""
+    return track(parse_story(raw), max_order)
+
+
 def story_text(t: Tracker) -> str:
     return render_story(t.actions, t.left_containers, t.action_rooms)
 

@@ -101,12 +101,15 @@ def _location_questions(t: Tracker, obj: str) -> list[dict[str, Any]]:
 def _state_questions(t: Tracker, obj: str, state_type: str, value: str) -> list[dict[str, Any]]:
     out = []
     key = ("state", obj, state_type)
-    true_answer = "yes" if t.belief((), key) == value else "no"
+    truth = t.belief((), key)
     for order in range(1, t.max_order + 1):
         for c in chains(t.people, order):
-            answer = "yes" if t.belief(c, key) == value else "no"
-            out.append(_q(order, "belief", STATE, c, obj, _state_question(c, obj, value), answer,
-                          "yes_no", answer != true_answer, state_value=value))
+            held = t.belief(c, key)
+            # A false belief is a value held that differs from the truth; "no" because the
+            # innermost mind has no idea is ignorance (SEMANTICS.md).
+            out.append(_q(order, "belief", STATE, c, obj, _state_question(c, obj, value),
+                          "yes" if held == value else "no", "yes_no",
+                          held is not None and held != truth, state_value=value))
     return out
 
 
@@ -118,20 +121,23 @@ def _knowledge_questions(t: Tracker, topic: str) -> list[dict[str, Any]]:
     for order in range(2, t.max_order + 1):
         for c in chains(t.people, order):
             believed = t.knows(c[:-1], c[-1], topic)
+            # Only "knows" is a belief held; "does not know" is the default of not having seen
+            # the person hear about it, so it is never a false belief.
             out.append(_q(order, "belief", KNOWLEDGE, c, topic, _knowledge_question(c, topic),
                           KNOWS if believed else NOT_KNOWS, "knowledge",
-                          believed != t.knows((), c[-1], topic)))
+                          believed and not t.knows((), c[-1], topic)))
     return out
 
 
 def mark_interesting(questions: list[dict[str, Any]]) -> None:
-    """A group of questions that differ only in the people asked about is interesting when
-    its answers differ."""
+    """A question is interesting when its answer would change if the *outermost* person were
+    replaced by another (the paper, section 2.2.2): questions that differ only in that person
+    form a group, interesting when their answers differ. The inner people stay fixed."""
     groups: dict[tuple, set[str]] = defaultdict(set)
 
     def key(q):
         return (q["kind"], q["order"], q["property"], q["thing"], q["state_value"],
-                q["before_action"])
+                q["before_action"], tuple(q["people"][1:]))
 
     for q in questions:
         groups[key(q)].add(q["answer"])

@@ -1,5 +1,5 @@
 """Counts over a labelled story file: stories per action set, questions per type and order,
-interesting and false-belief rates."""
+interesting and false-belief rates per order (and per order and property)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -11,7 +11,8 @@ def story_stats(stories: Iterable[dict[str, Any]]) -> dict[str, Any]:
     by_set: Counter = Counter()
     by_type: Counter = Counter()
     by_order: Counter = Counter()
-    flags: dict[str, Counter] = defaultdict(Counter)  # per order: interesting, false_belief
+    flags: dict[Any, Counter] = defaultdict(Counter)  # per order: n, interesting, false_belief
+    by_prop: dict[tuple, Counter] = defaultdict(Counter)  # per (order, property): the same
     for s in stories:
         if "error" in s:
             errors += 1
@@ -22,21 +23,26 @@ def story_stats(stories: Iterable[dict[str, Any]]) -> dict[str, Any]:
         for q in s.get("questions", []):
             by_type[f"{q['kind']}/{q['property']}"] += 1
             by_order[q["order"]] += 1
-            flags[q["order"]]["interesting"] += bool(q["interesting"])
-            flags[q["order"]]["false_belief"] += bool(q["false_belief"])
+            for counter in (flags[q["order"]], by_prop[(q["order"], q["property"])]):
+                counter["n"] += 1
+                counter["interesting"] += bool(q["interesting"])
+                counter["false_belief"] += bool(q["false_belief"])
     total = sum(by_order.values())
     return {
         "stories": n, "errors": errors, "mean_actions": actions / n if n else 0.0,
         "by_action_set": dict(sorted(by_set.items())),
         "questions": total,
         "by_type": dict(sorted(by_type.items())),
-        "by_order": {o: {"n": by_order[o],
-                         "interesting": flags[o]["interesting"] / by_order[o],
-                         "false_belief": flags[o]["false_belief"] / by_order[o]}
-                     for o in sorted(by_order)},
+        "by_order": {o: _rates(flags[o]) for o in sorted(by_order)},
+        "by_order_property": {f"{o} {p}": _rates(by_prop[(o, p)]) for o, p in sorted(by_prop)},
         "interesting_rate": sum(f["interesting"] for f in flags.values()) / total if total else 0,
         "false_belief_rate": sum(f["false_belief"] for f in flags.values()) / total if total else 0,
     }
+
+
+def _rates(c: Counter) -> dict[str, Any]:
+    return {"n": c["n"], "interesting": c["interesting"] / c["n"],
+            "false_belief": c["false_belief"] / c["n"]}
 
 
 def format_stats(st: dict[str, Any]) -> str:
@@ -46,7 +52,10 @@ def format_stats(st: dict[str, Any]) -> str:
     lines += ["", f"questions: {st['questions']}  (interesting {st['interesting_rate']:.1%}, "
               f"false belief {st['false_belief_rate']:.1%})", "", "questions by type:"]
     lines += [f"  {k:<40} {v:>8}" for k, v in st["by_type"].items()]
-    lines += ["", "questions by order:       n   interesting  false belief"]
-    lines += [f"  order {o:<10} {v['n']:>9}   {v['interesting']:>10.1%}  {v['false_belief']:>11.1%}"
+    lines += ["", "questions by order:                      n   interesting  false belief"]
+    lines += [f"  order {o:<25} {v['n']:>9}   {v['interesting']:>10.1%}  {v['false_belief']:>11.1%}"
               for o, v in st["by_order"].items()]
+    lines += ["", "by order and property:"]
+    lines += [f"  order {k:<25} {v['n']:>9}   {v['interesting']:>10.1%}  {v['false_belief']:>11.1%}"
+              for k, v in st["by_order_property"].items()]
     return "\n".join(lines)

@@ -142,3 +142,32 @@ def test_sample_refuses_to_append_to_a_file_it_did_not_write(tmp_path, capsys):
     assert main(SAMPLE + ["-n", "2", "-o", str(foreign)]) == 2
     assert "refusing to append" in capsys.readouterr().err
     assert foreign.read_bytes() == b"\x00\x01 my binary notes"  # untouched
+
+
+@pytest.mark.parametrize("story, error", [
+    ({"id": "u", "actions": [{"type": "dance", "person": "Anne"}]},
+     "line 2: not a valid story: action 1: unknown action type 'dance'"),
+    ({"id": "e", "actions": []}, "line 2: not a valid story: field 'actions' must be a non-empty list"),
+    ({"id": 7, "actions": [put("Anne", "apple", "box")]},
+     "line 2: not a valid story: action 1 (move_object_container): Anne is not in any room"),
+])
+def test_stats_rejects_what_label_rejects_in_one_line(tmp_path, capsys, story, error):
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(SALLY), json.dumps(story)])
+    assert main(["stats", str(src)]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"{src}: {error}")
+    assert main(["label", str(src), "-o", str(tmp_path / "o.jsonl")]) == 0
+    assert "error" in read(tmp_path / "o.jsonl")[1]  # label rejects the same story
+    # label's output (the story written as an error record) is what stats counts as invalid
+    assert main(["stats", str(tmp_path / "o.jsonl")]) == 0
+    assert "(invalid: 1" in capsys.readouterr().out
+
+
+def test_stats_reports_interesting_and_false_belief_per_order_and_property(tmp_path, capsys):
+    src = write_lines(tmp_path / "in.jsonl", [json.dumps(SALLY)])
+    main(["label", str(src), "-o", str(tmp_path / "o.jsonl")])
+    capsys.readouterr()
+    assert main(["stats", str(tmp_path / "o.jsonl")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # Sally-Anne: two first-order container questions (Sally, Anne); Sally has the false belief.
+    row = next(line.split() for line in lines if line.startswith("  order 1 container_location"))
+    assert row[3:] == ["2", "100.0%", "50.0%"]

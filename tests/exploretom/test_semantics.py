@@ -69,7 +69,8 @@ def test_story_format_example_secret_witness():
                  salt("Beth", peeking=["Anne"]))
     assert answer(out, "Does Anne believe that the apple is salted? Answer yes or no.") == "yes"
     q = ask(out, "Does Beth believe that Anne believes that the apple is salted? Answer yes or no.")
-    assert q["answer"] == "no" and q["false_belief"] and q["order"] == 2
+    # Beth has no idea what Anne believes about the salt: ignorance, not a false belief.
+    assert q["answer"] == "no" and not q["false_belief"] and q["order"] == 2
     assert "Anne witnessed this action in secret" in out["text"]
 
 
@@ -655,3 +656,50 @@ def test_watching_a_state_update_of_an_object_in_the_open_tells_where_it_lies():
                         True, "<is_muddy>"))
     assert answer(out, "In which room does Gus think that Lily will search for the teddy "
                        "bear?") == "hallway"
+
+
+# --------------------------------------------------------------------------- false_belief, interesting
+def test_ignorance_is_not_a_false_belief():
+    # Anne peeled the apple after Beth left; Beth has no idea: "no", but not a false belief.
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), leave("Beth", "kitchen"),
+                 peel("Anne"))
+    q = ask(out, "Does Beth believe that the apple is peeled? Answer yes or no.")
+    assert q["answer"] == "no" and not q["false_belief"]
+    q = ask(out, "Does Anne believe that Beth believes that the apple is peeled? Answer yes or no.")
+    assert q["answer"] == "no" and not q["false_belief"]
+    # Beth saw the apple painted red and left; Anne painted it green. Beth holds "red", a value
+    # that is not the truth: a false belief.
+    paint = update("Anne", "apple", "is red", "Anne painted the apple red.", True, "<color>")
+    repaint = update("Anne", "apple", "is green", "Anne painted the apple green.", True, "<color>")
+    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), paint,
+                 leave("Beth", "kitchen"), repaint)
+    for value in ("red", "green"):  # Beth believes "red": both questions test a false belief
+        q = ask(out, f"Does Beth believe that the apple is {value}? Answer yes or no.")
+        assert q["answer"] == ("yes" if value == "red" else "no") and q["false_belief"]
+    q = ask(out, "Does Anne believe that the apple is red? Answer yes or no.")
+    assert q["answer"] == "no" and not q["false_belief"]
+
+
+def test_not_knowing_about_a_topic_is_never_a_false_belief():
+    out = labels(enter("Anne", "kitchen"), enter("Charles", "kitchen"), enter("Beth", "garden"),
+                 announce("Anne", "election"))
+    q = ask(out, "What does Beth think about Anne's belief on the election? (knows about it / "
+                 "does not know about it)")
+    assert q["answer"] == "does not know about it" and not q["false_belief"]
+
+
+def test_order_two_interesting_varies_the_outermost_person_only():
+    # Anne tells the election news out loud to Charles; Beth is in the garden.
+    out = labels(enter("Anne", "kitchen"), enter("Charles", "kitchen"), enter("Beth", "garden"),
+                 announce("Anne", "election"))
+    know = "What does {} think about {}'s belief on the election? (knows about it / does not " \
+           "know about it)"
+    # "Does Charles think Anne knows" differs from "does Beth think Anne knows": interesting.
+    assert answer(out, know.format("Charles", "Anne")) == "knows about it"
+    assert ask(out, know.format("Charles", "Anne"))["interesting"]
+    assert ask(out, know.format("Beth", "Anne"))["interesting"]
+    # Nobody thinks Beth knows: whoever is asked, the same answer; the answers about Anne and
+    # Charles (another inner person) do not count.
+    assert answer(out, know.format("Anne", "Beth")) == "does not know about it"
+    assert not ask(out, know.format("Anne", "Beth"))["interesting"]
+    assert not ask(out, know.format("Charles", "Beth"))["interesting"]
