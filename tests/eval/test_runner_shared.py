@@ -25,6 +25,10 @@ STYLES = {
     "tagless": lambda r: r["answer"],
     "letter and option text": lambda r: "<think>...</think><answer>" + (
         f"({r['answer']}) {option_text(r)}" if r["answer_type"] == "choice" else r["answer"]) + "</answer>",
+    # no tags, "B. <option text>": options over 200 characters (5 of ToMATO's 100 sample items)
+    # used to go unread (issue 16 item 5)
+    "untagged letter and option text": lambda r: (
+        f"{r['answer']}. {option_text(r)}" if r["answer_type"] == "choice" else r["answer"]),
     "answer line after long reasoning": lambda r: "Let me think.\n" * 300 + f"Final answer: {r['answer']}",
     "boxed": lambda r: f"<think>...</think><answer>\\boxed{{{r['answer']}}}</answer>",
 }
