@@ -196,7 +196,7 @@ def build_tiny_model(
     if num_heads % num_kv_heads:
         raise ValueError(f"num_heads ({num_heads}) must be divisible by num_kv_heads ({num_kv_heads})")
     out = Path(out_dir)
-    say(f"training a byte-level BPE tokenizer (vocab {vocab_size}) on {len(corpus):,} texts")
+    say(f"training a byte-level BPE tokenizer (vocab {vocab_size})")
     tokenizer = train_tokenizer(corpus, vocab_size)
     tokenizer.model_max_length = max_position_embeddings
     ids = {name: tokenizer.convert_tokens_to_ids(tok) for name, tok in SPECIAL_TOKENS.items()}
@@ -262,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise CorpusError(f"{path}: not a UTF-8 text file ({e.reason})") from None
         if not any(texts):
             raise CorpusError(f"{' '.join(args.corpus)}: the corpus is empty: give at least one text")
+        say(f"read {len(texts):,} texts")
         out = build_tiny_model(
             texts, args.out,
             vocab_size=args.vocab_size, hidden_size=args.hidden_size, num_layers=args.num_layers,
