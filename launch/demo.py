@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,7 @@ class Profile:
     """Sizes of one demo run. DEFAULT is the tuned embedded default (docs/experiments.md has
     what was tried and why); SMOKE runs every stage in about a minute, for the tests."""
 
+    name: str = "default"
     data_config: str = "configs/exploretom/demo.yaml"
     sft_config: str = "configs/sft/demo-cpu.yaml"
     grpo_config: str = "configs/grpo/demo-cpu.yaml"
@@ -47,6 +49,7 @@ class Profile:
 
 DEFAULT = Profile()
 SMOKE = Profile(
+    name="smoke",
     data_config="configs/exploretom/demo-smoke.yaml",
     model_args=("--vocab-size", "600", "--hidden-size", "64", "--num-layers", "2",
                 "--num-heads", "2", "--num-kv-heads", "1"),
@@ -91,7 +94,7 @@ class Demo:
     # ---------------------------------------------------------------- running
     def sh(self, *args: str) -> None:
         cmd = [str(a) for a in args]
-        self.log(f"$ {' '.join(cmd)}")
+        self.log(f"$ {shlex.join(cmd)}")  # quoted: copy-pasteable into a shell
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "WANDB_MODE": "disabled",
                "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false"}
@@ -99,7 +102,7 @@ class Demo:
                               stdout=subprocess.DEVNULL if self.quiet else None,
                               stderr=subprocess.STDOUT if self.quiet else None)
         if proc.returncode != 0:
-            raise DemoError(f"command failed with exit code {proc.returncode}: {' '.join(cmd)}")
+            raise DemoError(f"command failed with exit code {proc.returncode}: {shlex.join(cmd)}")
 
     def log(self, msg: str) -> None:
         print(f"[demo] {msg}", flush=True)
@@ -110,6 +113,8 @@ class Demo:
     def run(self, only: list[str] | None = None) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
         self.stage_dir.mkdir(exist_ok=True)
+        # The report labels a smoke run as one (its figures are not measurements).
+        (self.out / "demo.json").write_text(json.dumps({"profile": self.p.name}))
         total = time.perf_counter()
         for k, stage in enumerate(STAGES, 1):
             if only and stage not in only:

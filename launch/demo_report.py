@@ -6,7 +6,11 @@ Reads what the stages wrote under OUT and writes OUT/report/: report.md, report.
 embedded), the PNG plots and summary.json. Accuracies come with Wilson 95% intervals; GRPO
 against SFT is compared on the same test questions (paired bootstrap interval of the
 difference and an exact McNemar test), so the claim "GRPO beats SFT" is made only when the
-interval of the difference excludes zero.
+interval of the difference excludes zero. summary.json holds, per checkpoint, every question group
+(all, each property, order, property and order, false_belief, interesting, container_belief) as
+{n, accuracy, ci_low, ci_high}, and the chance level of each group (uniform guessing among the
+answers the question admits). A run of `launch/demo.py --profile smoke` is labelled as such: its
+sizes are toys and the report draws no conclusion from them.
 """
 from __future__ import annotations
 
@@ -65,6 +69,54 @@ def mcnemar_exact(a: list[bool], b: list[bool]) -> float:
     return min(1.0, 2 * tail)
 
 
+# ------------------------------------------------------------------------- groups
+def groups_of(record: dict[str, Any]) -> list[str]:
+    """The question groups a test record belongs to (the keys of summary.json's `groups`)."""
+    meta = record.get("meta") or {}
+    prop, order = meta.get("property"), meta.get("order")
+    out = ["all", f"property={prop}", f"order={order}", f"property={prop},order={order}"]
+    if meta.get("false_belief"):
+        out.append("false_belief")
+    if meta.get("interesting"):
+        out.append("interesting")
+    if prop == "container_location" and order in (1, 2):
+        out.append("container_belief")  # where someone thinks an object is: needs who saw what
+    return out
+
+
+def chance(record: dict[str, Any]) -> float:
+    """Probability that a uniform guess among the answers the question admits is right: one of
+    two for yes/no and knowledge questions, one of the options for a choice, and for a location
+    one of the containers or rooms that the story text names (not all of its setting's: the
+    stricter baseline)."""
+    meta = record.get("meta") or {}
+    if record.get("choices"):
+        return 1 / len(record["choices"])
+    context = (meta.get("story") or {}).get("context") or {}
+    names = {"container_location": context.get("containers"),
+             "room_location": context.get("rooms")}.get(meta.get("property"))
+    if not names:
+        return 0.5
+    text = " ".join(m.get("content", "") for m in record.get("prompt") or []
+                    if isinstance(m, dict))
+    named = [n for n in names if n in text]
+    return 1 / len(named or names)
+
+
+def group_table(rows: dict[str, dict[str, Any]], ids: list[str]) -> dict[str, dict[str, Any]]:
+    """group -> {n, accuracy, ci_low, ci_high} over the records `ids`."""
+    hits: dict[str, list[bool]] = defaultdict(list)
+    for i in ids:
+        for g in groups_of(rows[i]):
+            hits[g].append(bool(rows[i]["correct"]))
+    out = {}
+    for g in sorted(hits, key=lambda g: (g != "all", g)):
+        k, n = sum(hits[g]), len(hits[g])
+        lo, hi = wilson(k, n)
+        out[g] = {"n": n, "accuracy": k / n, "ci_low": lo, "ci_high": hi}
+    return out
+
+
 # ------------------------------------------------------------------------- inputs
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
@@ -117,22 +169,39 @@ def _plt():
     return plt
 
 
+def _integer_steps(ax) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
+
+
 def plot_curves(grpo_log: list[dict], sft_log: list[dict], path: Path) -> None:
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-    keys = (("reward", "total reward"), ("rewards/format_reward/mean", "format reward"),
-            ("rewards/outcome_reward/mean", "outcome reward"))
-    for key, label in keys:
-        pts = [(e["step"], float(e[key])) for e in grpo_log if key in e]
+    series = {label: [(e["step"], float(e[key])) for e in grpo_log if key in e]
+              for key, label in (("reward", "total reward"),
+                                 ("rewards/format_reward/mean", "format reward"),
+                                 ("rewards/outcome_reward/mean", "outcome reward"))}
+    total = series.pop("total reward")
+    if total:
+        # Drawn wide and pale under the parts, so it shows even where it equals one of them
+        # (a model that never answers right: total = format reward).
+        same = next((label for label, pts in series.items() if pts == total), None)
+        axes[0].plot(*zip(*total), color="tab:grey", lw=6, alpha=0.35, zorder=1,
+                     label="total reward" + (f" (= {same})" if same else ""))
+    for (label, pts), color in zip(series.items(), ("tab:blue", "tab:orange")):
         if pts:
-            axes[0].plot(*zip(*pts), label=label, marker=".")
+            axes[0].plot(*zip(*pts), label=label, marker=".", color=color, zorder=2)
     axes[0].set(title="GRPO rewards (training batches)", xlabel="step", ylabel="mean reward")
     axes[0].axhline(0, color="grey", lw=0.5)
-    axes[0].legend()
+    if axes[0].get_legend_handles_labels()[0]:
+        axes[0].legend()
     pts = [(e["step"], float(e["loss"])) for e in sft_log if "loss" in e]
     if pts:
         axes[1].plot(*zip(*pts), marker=".", color="tab:purple")
     axes[1].set(title="SFT loss", xlabel="step", ylabel="loss")
+    for ax in axes:
+        _integer_steps(ax)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -145,12 +214,19 @@ def plot_checkpoints(acc: dict[str, tuple[float, float, float]], path: Path) -> 
     means = [acc[n][0] for n in names]
     err = [[acc[n][0] - acc[n][1] for n in names], [acc[n][2] - acc[n][0] for n in names]]
     ax.bar(names, means, yerr=err, capsize=6, color=["#bbb", "#6a9fd8", "#e07b39"][:len(names)])
-    for i, m in enumerate(means):
-        ax.text(i, m + 0.01, f"{m:.1%}", ha="center", va="bottom")
+    for i, n in enumerate(names):
+        ax.text(i, acc[n][2] + 0.01, f"{acc[n][0]:.1%}", ha="center", va="bottom")
+    if not any(means):
+        ax.text(0.5, 0.6, "every checkpoint answers 0%\n(no bars to draw)", ha="center",
+                transform=ax.transAxes, color="grey")
     ax.set(ylim=(0, 1), ylabel="accuracy (95% Wilson)", title="ExploreToM test split")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def all_zero(table: dict[str, dict[str, float]]) -> bool:
+    return all(v == 0 for per in table.values() for v in per.values())
 
 
 def plot_breakdown(table: dict[str, dict[str, float]], title: str, path: Path) -> None:
@@ -187,7 +263,10 @@ def plot_search(pairs: list[tuple[str, float, float]], path: Path) -> None:
 def build(out: Path) -> dict[str, Any]:
     rep = out / "report"
     rep.mkdir(parents=True, exist_ok=True)
-    summary: dict[str, Any] = {"stages": {}}
+    run_path = out / "demo.json"  # written by launch/demo.py: the profile and its sizes
+    run = json.loads(run_path.read_text()) if run_path.exists() else {}
+    summary: dict[str, Any] = {"profile": run.get("profile"),
+                               "smoke": run.get("profile") == "smoke", "stages": {}}
     for stage in STAGE_ORDER:
         path = out / "stages" / f"{stage}.json"
         if path.exists():
@@ -220,15 +299,34 @@ def build(out: Path) -> dict[str, Any]:
     summary["accuracy"] = {c: {"accuracy": a, "ci95": [lo, hi], "n": n_of[c]}
                            for c, (a, lo, hi) in acc.items()}
     summary["breakdowns"] = breakdown
+    summary["groups"] = {c: group_table(rows, ids if c in trained else sorted(rows))
+                         for c, rows in per_ckpt.items()}
+    first = per_ckpt[trained[0]]
+    by_group: dict[str, list[float]] = defaultdict(list)
+    for i in ids:
+        for g in groups_of(first[i]):
+            by_group[g].append(chance(first[i]))
+    summary["chance"] = {g: sum(v) / len(v) for g, v in by_group.items()}
 
     verdict = ""
     if "sft" in per_ckpt and "grpo" in per_ckpt:
-        a = [bool(per_ckpt["sft"][i]["correct"]) for i in ids]
-        b = [bool(per_ckpt["grpo"][i]["correct"]) for i in ids]
-        diff, lo, hi = paired_bootstrap(a, b)
-        p = mcnemar_exact(a, b)
-        summary["grpo_minus_sft"] = {"diff": diff, "ci95": [lo, hi], "mcnemar_p": p}
-        if lo > 0:
+        paired = {}
+        for g in ("all", "container_belief", "false_belief"):
+            sel = [i for i in ids if g in groups_of(first[i])]
+            if not sel:
+                continue
+            a = [bool(per_ckpt["sft"][i]["correct"]) for i in sel]
+            b = [bool(per_ckpt["grpo"][i]["correct"]) for i in sel]
+            diff, lo, hi = paired_bootstrap(a, b)
+            paired[g] = {"n": len(sel), "diff": diff, "ci95": [lo, hi],
+                         "mcnemar_p": mcnemar_exact(a, b)}
+        summary["paired"] = paired
+        summary["grpo_minus_sft"] = {k: paired["all"][k] for k in ("diff", "ci95", "mcnemar_p")}
+        diff, (lo, hi), p = paired["all"]["diff"], paired["all"]["ci95"], paired["all"]["mcnemar_p"]
+        if summary["smoke"]:
+            verdict = (f"Smoke run: GRPO minus SFT is {100 * diff:+.1f} points on {len(ids)} "
+                       "questions after a few steps at toy sizes; no conclusion is drawn.")
+        elif lo > 0:
             verdict = (f"GRPO improves on SFT by {100 * diff:+.1f} points (95% CI "
                        f"{100 * lo:+.1f} to {100 * hi:+.1f}, McNemar p = {p:.2g}): the interval "
                        "excludes zero.")
@@ -242,8 +340,10 @@ def build(out: Path) -> dict[str, Any]:
     plot_curves(grpo_log, sft_log, rep / "training_curves.png")
     plot_checkpoints(acc, rep / "accuracy_by_checkpoint.png")
     for _, label in BREAKDOWNS:
-        plot_breakdown(breakdown[label], f"accuracy by {label}",
-                       rep / f"accuracy_by_{label.replace(' ', '_')}.png")
+        chart = rep / f"accuracy_by_{label.replace(' ', '_')}.png"
+        chart.unlink(missing_ok=True)  # no stale chart from an earlier report
+        if not all_zero(breakdown[label]):  # bars of height zero show nothing: said in words
+            plot_breakdown(breakdown[label], f"accuracy by {label}", chart)
     compare = [r for r in read_jsonl(out / "data" / "astar_vs_baseline.jsonl") if "accuracy" in r]
     by_id = {r["id"]: r for r in compare}
     pairs = [(r["id"][len("astar-"):], r["accuracy"], by_id["baseline-" + r["id"][len("astar-"):]]
@@ -273,8 +373,27 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+GROUP_NAMES = {"all": "all questions", "container_belief": "container beliefs (orders 1-2)",
+               "false_belief": "false beliefs", "interesting": "interesting"}
+
+
+IN_GROUPS = ("order", "property", "interesting")  # breakdowns the group table already has
+
+
+def _cell(v: dict[str, Any] | None, with_n: bool = False) -> str:
+    if v is None:
+        return "-"
+    cell = f"{_pct(v['accuracy'])} ({100 * v['ci_low']:.1f}-{100 * v['ci_high']:.1f})"
+    return cell + (f", n={v['n']}" if with_n else "")
+
+
 def markdown(s: dict[str, Any], data: dict[str, Any], grpo_log: list[dict]) -> str:
     lines = ["# The embedded default: ExploreToM data -> tiny model -> SFT -> GRPO", ""]
+    if s.get("smoke"):
+        lines += ["**Smoke run** (`launch/demo.py --profile smoke`): every stage at toy sizes (a "
+                  "few training steps, a few dozen questions) to check that the pipeline runs. "
+                  "The figures below are not measurements of anything; `make demo` runs the "
+                  "real sizes.", ""]
     total = sum(s["stages"].values())
     lines += ["Stages (seconds): " + ", ".join(f"{k} {v:.0f}" for k, v in s["stages"].items())
               + f"; total {total:.0f} s ({total / 60:.1f} min).", ""]
@@ -288,26 +407,68 @@ def markdown(s: dict[str, Any], data: dict[str, Any], grpo_log: list[dict]) -> s
         c = s["astar_vs_baseline"]
         lines += [f"A* vs overgenerate-and-filter against the `world` reasoner over "
                   f"{c['settings']} settings at equal budget: A* accuracy {_pct(c['astar'])}, "
-                  f"baseline {_pct(c['baseline'])} (lower is harder). "
+                  f"baseline {_pct(c['baseline'])} (lower is harder).", "",
                   "![A* vs baseline](astar_vs_baseline.png)", ""]
     lines += ["## Accuracy on the held-out test split", "",
               f"{s['n_test']} test questions (stories never seen in training; the random base "
-              "model on a sample of them), greedy decoding.",
+              "model on a sample of them), greedy decoding; 95% Wilson intervals.",
               "", "| checkpoint | questions | accuracy | 95% interval | well-formatted replies |",
               "|---|---|---|---|---|"]
     for c, v in s["accuracy"].items():
         lo, hi = v["ci95"]
         lines.append(f"| {c} | {v['n']} | {_pct(v['accuracy'])} | {_pct(lo)} - {_pct(hi)} | "
                      f"{_pct(s['format_ok'][c])} |")
-    lines += ["", f"**{s['verdict']}**" if s["verdict"] else "", "",
-              "![accuracy per checkpoint](accuracy_by_checkpoint.png)", ""]
+    lines += ["", f"**{s['verdict']}**" if s["verdict"] and not s.get("smoke") else s["verdict"],
+              "", "![accuracy per checkpoint](accuracy_by_checkpoint.png)", ""]
+    groups = s.get("groups", {})
+    trained = [c for c in ("sft", "grpo") if c in groups]
+    ref = groups[trained[0]] if trained else next(iter(groups.values()), {})
+    if ref:
+        ckpts = list(groups)
+        lines += ["### By question group", "",
+                  "Accuracy (95% interval) per group; n counts the test questions of the trained "
+                  "checkpoints (the base model's own sample size is given in its cells). Chance: "
+                  "a uniform guess among the answers the question admits (yes/no; the containers "
+                  "or rooms the story names).", "",
+                  "| group | n | chance | " + " | ".join(ckpts) + " |",
+                  "|---|---|---|" + "---|" * len(ckpts)]
+        for g, v in ref.items():
+            cells = [_cell(groups[c].get(g), with_n=groups[c].get(g, v)["n"] != v["n"])
+                     for c in ckpts]
+            lines.append(f"| {GROUP_NAMES.get(g, g)} | {v['n']} | "
+                         f"{_pct(s['chance'].get(g, 0))} | " + " | ".join(cells) + " |")
+        lines.append("")
+        last = groups[trained[-1]] if trained else ref
+        fb = last.get("false_belief")
+        if fb:
+            c = s["chance"]["false_belief"]
+            above = fb["ci_low"] > c
+            lines += [f"False-belief questions ({fb['n']}), final checkpoint: {_cell(fb)} "
+                      f"against chance {_pct(c)}: "
+                      + ("above chance by more than the interval." if above
+                         else "NOT above chance by more than the interval."), ""]
+    if s.get("paired"):
+        lines += ["### GRPO minus SFT on the same questions", "",
+                  "| group | n | difference (points) | paired 95% interval | McNemar p |",
+                  "|---|---|---|---|---|"]
+        for g, v in s["paired"].items():
+            lo, hi = v["ci95"]
+            lines.append(f"| {GROUP_NAMES.get(g, g)} | {v['n']} | {100 * v['diff']:+.1f} | "
+                         f"{100 * lo:+.1f} to {100 * hi:+.1f} | {v['mcnemar_p']:.2g} |")
+        lines.append("")
     for label, table in s["breakdowns"].items():
-        groups = sorted({g for per in table.values() for g in per})
-        lines += [f"### By {label}", "", "| checkpoint | " + " | ".join(groups) + " |",
-                  "|---|" + "---|" * len(groups)]
-        for ckpt, per in table.items():
-            lines.append(f"| {ckpt} | " + " | ".join(_pct(per.get(g, 0)) for g in groups) + " |")
-        lines += ["", f"![by {label}](accuracy_by_{label.replace(' ', '_')}.png)", ""]
+        lines += [f"### By {label}", ""]
+        if label not in IN_GROUPS:  # the others have their rows, with intervals, above
+            cols = sorted({g for per in table.values() for g in per})
+            lines += ["| checkpoint | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+            for ckpt, per in table.items():
+                lines.append(f"| {ckpt} | " + " | ".join(_pct(per.get(g, 0)) for g in cols)
+                             + " |")
+            lines.append("")
+        if all_zero(table):
+            lines += ["(No chart: every checkpoint scores 0% in every group.)", ""]
+        else:
+            lines += [f"![by {label}](accuracy_by_{label.replace(' ', '_')}.png)", ""]
     if grpo_log:
         first, last = grpo_log[0], grpo_log[-1]
         lines += ["## Training", "",

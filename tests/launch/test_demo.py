@@ -3,6 +3,7 @@ training stage are killed at random points, and the resumed run reaches the same
 import json
 import os
 import random
+import shlex
 import signal
 import subprocess
 import sys
@@ -12,9 +13,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "launch"))
+import demo as demo_mod  # noqa: E402
+import demo_report  # noqa: E402
+
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled", "HF_HUB_OFFLINE": "1",
        "HF_DATASETS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-pytestmark = pytest.mark.slow
 
 
 def demo(out: Path, *args: str, **kw) -> subprocess.Popen:
@@ -58,6 +62,7 @@ def uninterrupted(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_smoke_demo_runs_every_stage_and_writes_the_report(uninterrupted):
     out = uninterrupted
     assert {p.stem for p in (out / "stages").glob("*.json")} == {
@@ -65,8 +70,11 @@ def test_smoke_demo_runs_every_stage_and_writes_the_report(uninterrupted):
     summary = json.loads((out / "report" / "summary.json").read_text())
     assert set(summary["accuracy"]) == {"base", "sft", "grpo"}
     assert summary["n_test"] > 0 and "grpo_minus_sft" in summary
+    assert summary["smoke"] is True
+    assert summary["groups"]["grpo"]["all"]["n"] == summary["n_test"]
     md = (out / "report" / "report.md").read_text()
     assert "95% interval" in md and "GRPO" in md
+    assert "**Smoke run**" in md and "NOT a significant" not in md
     html = (out / "report" / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= 5
     # Re-running skips every finished stage.
@@ -74,6 +82,7 @@ def test_smoke_demo_runs_every_stage_and_writes_the_report(uninterrupted):
     assert log.count("done earlier, skipped") == 8
 
 
+@pytest.mark.slow
 def test_killed_data_and_training_stages_resume_to_the_same_outputs(uninterrupted, tmp_path):
     rng = random.Random(int(os.environ.get("DEMO_KILL_SEED", "0")))
     out = tmp_path / "demo"
@@ -95,3 +104,85 @@ def test_killed_data_and_training_stages_resume_to_the_same_outputs(uninterrupte
         a, b = weights(out / name), weights(uninterrupted / name)
         assert a.keys() == b.keys()
         assert all((a[k] == b[k]).all() for k in a), f"{name}: weights differ after resume"
+
+
+# ------------------------------------------------------------------ fast: commands and the report
+def test_printed_commands_are_shell_quoted(tmp_path, capsys):
+    """Every command the demo prints can be pasted into a shell as it is (issue 17, item 6)."""
+    args = [sys.executable, "-c", "import sys; sys.exit(0)", str(tmp_path / "a folder"),
+            json.dumps([{"path": "runs/demo/data", "split": "train"}])]
+    demo_mod.Demo(tmp_path, [], quiet=True).sh(*args)
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("[demo] $ "))
+    assert shlex.split(line[len("[demo] $ "):]) == args
+
+
+def _record(i: int, correct: bool, *, prop: str = "container_location", order: int = 1,
+            false_belief: bool = True) -> dict:
+    """One `eval run` sample line: a story naming two of its setting's three containers."""
+    story = "Anne moved the ball to the red box. Omar moved the ball to the basket."
+    return {"id": f"q{i}", "sample": 0, "correct": correct, "format_ok": True,
+            "answer_type": "short", "choices": [],
+            "prompt": [{"role": "user", "content": f"Story:\n{story}\n\nQuestion: where?"}],
+            "meta": {"property": prop, "order": order, "false_belief": false_belief,
+                     "interesting": false_belief, "kind": "belief",
+                     "story": {"context": {"containers": ["red box", "basket", "tin"],
+                                           "rooms": ["kitchen"]}}}}
+
+
+def _fake_run(out: Path, profile: str, correct: dict[str, list[bool]]) -> None:
+    (out / "stages").mkdir(parents=True)
+    (out / "demo.json").write_text(json.dumps({"profile": profile}))
+    (out / "stages" / "sft.json").write_text(json.dumps({"seconds": 3.0}))
+    for ckpt, hits in correct.items():
+        folder = out / "eval" / ckpt / "samples"
+        folder.mkdir(parents=True)
+        with open(folder / "exploretom.jsonl", "w") as f:
+            for i, hit in enumerate(hits):
+                # the last quarter: room questions of order 0, not false-belief
+                rec = (_record(i, hit) if i < 3 * len(hits) // 4 else
+                       _record(i, hit, prop="room_location", order=0, false_belief=False))
+                f.write(json.dumps(rec) + "\n")
+
+
+def test_report_groups_intervals_and_chance_in_summary_json(tmp_path):
+    out = tmp_path / "run"
+    _fake_run(out, "default", {"base": [False] * 8, "sft": [False] * 80,
+                               "grpo": [True] * 48 + [False] * 12 + [True] * 20})
+    s = demo_report.build(out)
+    saved = json.loads((out / "report" / "summary.json").read_text())
+    assert saved["groups"] == s["groups"]
+    grpo = saved["groups"]["grpo"]
+    lo, hi = demo_report.wilson(48, 60)
+    assert grpo["container_belief"] == {"n": 60, "accuracy": 0.8, "ci_low": lo, "ci_high": hi}
+    assert grpo["false_belief"]["n"] == 60 and grpo["all"]["n"] == 80
+    assert grpo["property=room_location,order=0"]["accuracy"] == 1.0
+    assert set(grpo) >= {"all", "order=0", "order=1", "property=container_location",
+                         "property=room_location", "false_belief", "interesting"}
+    assert saved["groups"]["base"]["all"]["n"] == 8  # the base model's own sample
+    # Chance: one of the two containers the story names (not of the setting's three); the one
+    # room of a one-room story is always right.
+    assert saved["chance"]["container_belief"] == 0.5
+    assert saved["chance"]["property=room_location"] == 1.0
+    assert saved["paired"]["container_belief"]["diff"] == 0.8
+    md = (out / "report" / "report.md").read_text()
+    assert "**GRPO improves on SFT by +85.0 points" in md
+    assert "above chance by more than the interval" in md and "NOT above" not in md
+    assert "Smoke run" not in md
+
+
+def test_smoke_report_draws_no_conclusion_and_skips_empty_charts(tmp_path):
+    out = tmp_path / "run"
+    _fake_run(out, "smoke", {c: [False] * 8 for c in ("base", "sft", "grpo")})
+    demo_report.build(out)
+    md = (out / "report" / "report.md").read_text()
+    assert "**Smoke run**" in md and "no conclusion is drawn" in md
+    assert "NOT a significant" not in md and "**GRPO" not in md
+    # Every breakdown is all zeros: no empty chart, a sentence instead.
+    assert not list((out / "report").glob("accuracy_by_order.png"))
+    assert md.count("(No chart: every checkpoint scores 0% in every group.)") == 5
+    # Images stand on their own lines (a sentence is never cut by one).
+    for line in md.splitlines():
+        if "![" in line:
+            assert line.startswith("![") and line.endswith(")"), line
+    html = (out / "report" / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 1  # accuracy per checkpoint (no GRPO log)
