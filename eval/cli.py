@@ -152,15 +152,17 @@ def _run(args: argparse.Namespace) -> int:
 
 def _list() -> int:
     from eval.benchmarks import BENCHMARKS, get_benchmark
-    from eval.suites import SUITES_DIR, available_suites, load_suite_file
+    from eval.suites import SUITES_DIR, available_suites, load_suite_file, loader_options
 
     print("benchmarks:")
     for name in BENCHMARKS:
         try:
             b = get_benchmark(name)
             where = b.default_path()
+            options = loader_options(name)
             print(f"  {name:<13} {b.category:<4} default data {where}"
-                  + ("" if where.exists() else " (missing)"))
+                  + ("" if where.exists() else " (missing)")
+                  + (f"; --bench-option {name}.{{{','.join(options)}}}" if options else ""))
         except (ImportError, KeyError) as e:
             print(f"  {name:<13} unavailable ({e})")
     print("suites:")
