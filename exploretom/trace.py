@@ -134,6 +134,11 @@ def claim(chain: Sequence[str], fact: tuple, value: Any, asked: str | None = Non
     return "".join(f"{p} thinks " for p in chain) + value_phrase(fact, value, asked)
 
 
+def first_place(fact: tuple, value: Any) -> str:
+    """Where an object lay before the action that first handled it carried it off."""
+    return f"{the(fact[1])} was first {place_phrase(value)}"
+
+
 def sentence(body: str) -> str:
     return body[0].upper() + body[1:] + "."
 
@@ -190,24 +195,70 @@ class StoryTracer:
             self.rooms.append((before, dict(t.person_room)))
             self.snapshots.append({c: dict(b) for c, b in t.beliefs.items()})
         self.state_type_of = {(o, v): st for o, st, v in t.state_values}
+        self._memo: dict[tuple, dict[int, Any]] = {}
+        # The world's locations of each object at each step: two at the step that picks up an
+        # object never placed before and carries it to another room (where it was, where it went).
+        self.places: dict[str, dict[int, list[tuple]]] = {}
+        for obj, history in t.loc_history.items():
+            for i, loc in history:
+                self.places.setdefault(obj, {}).setdefault(i, []).append(loc)
 
-    @classmethod
-    def of_story(cls, story: Story, max_order: int = 2) -> "StoryTracer":
-        return cls(story.actions, max_order)
+    def _changes(self, chain: tuple, fact: tuple) -> dict[int, Any]:
+        """{step: new value} at each step that changes the chain's value of the fact."""
+        key = (chain, fact)
+        out = self._memo.get(key)
+        if out is None:
+            out, prev = {}, _value({}, chain, fact)
+            for i, snap in enumerate(self.snapshots):
+                v = _value(snap, chain, fact)
+                if v != prev:
+                    out[i] = prev = v
+            self._memo[key] = out
+        return out
+
+    def final(self, chain: tuple, fact: tuple) -> Any:
+        return _value(self.snapshots[-1], chain, fact) if self.snapshots else None
+
+    def _memory_value(self, q: dict[str, Any]) -> tuple:
+        places = self.places[q["thing"]]
+        if q["kind"] == "memory_beginning":
+            return places[min(places)][0]
+        j = q["before_action"]
+        if len(places.get(j, ())) > 1:
+            return places[j][-2]
+        return places[max(i for i in places if i < j)][-1]
+
+    def _world_claims(self, fact: tuple, i: int, upto: int) -> list[str]:
+        """The world's location claims of step i (only the pick-up before step `upto`)."""
+        locs = self.places.get(fact[1], {}).get(i, [])
+        out = [sentence(first_place(fact, v)) for v in locs[:-1]]
+        if i < upto:
+            out.append(sentence(claim((), fact, locs[-1])))
+        return out
 
     def trace(self, q: dict[str, Any]) -> str:
         view, fact = question_view(q, self.state_type_of)
         levels = [tuple(view[:k]) for k in range(len(view) + 1)]
         people = view_people(view, fact)
         asked = q.get("state_value")
-        end = q["before_action"] if q["kind"] == "memory_before" else len(self.actions)
-        prev: list[Any] = [_value({}, lv, fact) for lv in levels]
+        memory = q["kind"] in ("memory_beginning", "memory_before")
+        upto = q["before_action"] if q["kind"] == "memory_before" else len(self.actions)
+        changes = [self._changes(lv, fact) for lv in levels]
+        steps = sorted({i for ch in changes for i in ch if i < upto}
+                       | ({upto} if upto in self.places.get(fact[1], {}) else set()))
         lines = []
-        for i in range(end):
-            cur = [_value(self.snapshots[i], lv, fact) for lv in levels]
-            changed = [k for k in range(len(levels)) if cur[k] != prev[k]]
-            prev = cur
-            if not changed:
+        for i in steps:
+            claims = []
+            for k, ch in enumerate(changes):
+                if i not in ch:
+                    continue
+                if k == 0 and fact[0] == "loc":
+                    claims.extend(self._world_claims(fact, i, upto))
+                else:
+                    claims.append(sentence(claim(levels[k], fact, ch[i], asked)))
+            if i >= upto:  # memory_before: only the pick-up of the asked step
+                claims = self._world_claims(fact, i, upto)
+            if not claims:
                 continue
             a = self.actions[i]
             parts = [f"Step {i + 1}: {short_clause(a)}."]
@@ -215,22 +266,19 @@ class StoryTracer:
                 before, after = self.rooms[i]
                 parts.append(sentence(", ".join(f"{x} {status(a, x, before, after)}"
                                                 for x in people)))
-            parts.extend(sentence(claim(levels[k], fact, cur[k], asked)) for k in changed)
-            lines.append(" ".join(parts))
+            lines.append(" ".join(parts + claims))
             if q["kind"] == "memory_beginning":
                 break
-        lines.append(conclusion(q, view, fact, prev[-1]))
+        value = self._memory_value(q) if memory else self.final(tuple(view), fact)
+        lines.append(conclusion(q, view, fact, value))
         return "\n".join(lines)
 
     def answer(self, q: dict[str, Any]) -> str:
         """The answer the tracker's replay gives (what the trace concludes)."""
         view, fact = question_view(q, self.state_type_of)
-        end = q["before_action"] if q["kind"] == "memory_before" else len(self.actions)
-        if q["kind"] == "memory_beginning":
-            end = next(i + 1 for i in range(len(self.actions))
-                       if _value(self.snapshots[i], (), fact) is not None)
-        value = _value(self.snapshots[end - 1], tuple(view), fact) if end else _value({}, (), fact)
-        return answer_of(q, fact, value)
+        if q["kind"] in ("memory_beginning", "memory_before"):
+            return answer_of(q, fact, self._memory_value(q))
+        return answer_of(q, fact, self.final(tuple(view), fact))
 
 
 def story_traces(actions: Sequence[Action], questions: Iterable[dict[str, Any]],

@@ -1,0 +1,237 @@
+"""Reasoning traces (exploretom.trace) and their checker (exploretom.trace_check).
+
+The checker re-derives every statement of a trace from the story with its own implementation of
+the rules, so a trace that passes and concludes the tracker's label is a derivation two
+implementations agree on. The large test runs it on every question of 10,000 sampled stories.
+"""
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import pytest
+
+from exploretom.action_sets import ACTION_SETS, Conditions
+from exploretom.build import enter, leave, put, tell, update
+from exploretom.label import label_story
+from exploretom.questions import generate_questions
+from exploretom.sampler import sample_story
+from exploretom.story import parse_story
+from exploretom.trace import StoryTracer, story_traces
+from exploretom.trace_check import Replay, TraceError, check_story, check_trace
+
+
+def story(*actions):
+    return parse_story({"id": "t", "actions": list(actions)})
+
+
+def traced(st, max_order=2):
+    """(questions, traces, replay) of a story."""
+    qs = label_story(st, max_order)["questions"]
+    return qs, story_traces(st.actions, qs, max_order), Replay(st.actions, max_order)
+
+
+def find(qs, traces, question):
+    [(q, tr)] = [(q, tr) for q, tr in zip(qs, traces) if q["question"] == question]
+    return q, tr
+
+
+# Table 11 of the ExploreToM paper (its questions and answers in the table's last rows).
+TABLE_11 = (enter("David", "study room"), enter("Sarah", "study room"),
+            put("Sarah", "prototype model", "metal filing cabinet"), leave("David", "study room"),
+            enter("Mark", "study room"), put("Mark", "prototype model", "wooden chest"))
+
+
+def test_table_11_traces_derive_the_papers_answers():
+    qs, traces, replay = traced(story(*TABLE_11))
+    for person, answer in (("David", "metal filing cabinet"), ("Sarah", "wooden chest"),
+                           ("Mark", "wooden chest")):
+        q, tr = find(qs, traces, f"In which container will {person} search for the prototype model?")
+        assert q["answer"] == answer and check_trace(tr, replay, q) == answer
+    q, tr = find(qs, traces, "In which container will David search for the prototype model?")
+    # David saw Sarah's move, then left: he did not see Mark's.
+    assert tr == (
+        "Step 3: Sarah moved the prototype model to the metal filing cabinet. David saw it. "
+        "Now the prototype model is in the metal filing cabinet in the study room. David thinks "
+        "the prototype model is in the metal filing cabinet in the study room.\n"
+        "Step 6: Mark moved the prototype model to the wooden chest. David was elsewhere. Now "
+        "the prototype model is in the wooden chest in the study room.\n"
+        "So David thinks the prototype model is in the metal filing cabinet in the study room.")
+    assert check_story(story(*TABLE_11).actions, qs, traces) == [q["answer"] for q in qs]
+
+
+def test_second_order_trace_states_the_nested_view():
+    # Sarah saw David leave before Mark's move: Sarah thinks David still thinks "cabinet".
+    qs, traces, replay = traced(story(*TABLE_11))
+    q, tr = find(qs, traces, "In which container does Sarah think that David will search for "
+                 "the prototype model?")
+    assert q["answer"] == "metal filing cabinet"
+    assert "Sarah did it, David saw it." in tr and "Sarah saw it, David was elsewhere." in tr
+    assert "Sarah thinks David thinks the prototype model is in the metal filing cabinet" in tr
+    assert check_trace(tr, replay, q) == "metal filing cabinet"
+
+
+def perturbations(tr: str):
+    """Wrong versions of a trace: one observer's part swapped for another's, a person
+    swapped, a step dropped, a value changed, the conclusion changed."""
+    swaps = [("saw it", "was elsewhere"), ("was elsewhere", "saw it"), ("heard it", "did not hear it"),
+             ("did not hear it", "heard it"), ("peeked", "was elsewhere"), ("was distracted", "saw it"),
+             ("saw them leave", "was elsewhere"), ("saw them arrive", "was elsewhere")]
+    for old, new in swaps:
+        if f" {old}" in tr:
+            yield tr.replace(f" {old}", f" {new}", 1)
+    lines = tr.split("\n")
+    if len(lines) > 1:
+        yield "\n".join(lines[1:])
+    if " in the " in tr:
+        yield tr.replace(" in the ", " in the other ", 1)
+    yield tr.replace(" thinks ", " thinks that ", 1) if " thinks " in tr else tr + " Yes."
+
+
+def test_a_perturbed_trace_fails_the_checker():
+    qs, traces, replay = traced(story(*TABLE_11))
+    q, tr = find(qs, traces, "In which container does Sarah think that David will search for "
+                 "the prototype model?")
+    swapped = tr.replace("Sarah saw it, David was elsewhere.", "Sarah saw it, David saw it.")  # David stayed
+    assert swapped != tr
+    with pytest.raises(TraceError, match="step 6"):
+        check_trace(swapped, replay, q)
+    observer = tr.replace("Sarah did it, David saw it.", "Sarah saw it, David did it.", 1)
+    assert observer != tr
+    with pytest.raises(TraceError, match="step 3"):
+        check_trace(observer, replay, q)
+    n = 0
+    for q, tr in zip(qs, traces):
+        for bad in perturbations(tr):
+            n += 1
+            with pytest.raises(TraceError):
+                check_trace(bad, replay, q)
+    assert n > 2 * len(qs)
+
+
+def test_perturbed_traces_fail_on_sampled_stories():
+    """Every perturbation of every trace of stories of every action set is caught."""
+    rng = random.Random(5)
+    caught = 0
+    for k, aset in enumerate(ACTION_SETS):
+        st, _ = sample_story(Conditions(aset, 3, 3, 2, 10, asymmetric=k % 2 == 0), rng, k,
+                             max_order=3)
+        qs, traces, replay = traced(st, 3)
+        for q, tr in zip(qs, traces):
+            for bad in perturbations(tr):
+                with pytest.raises(TraceError):
+                    check_trace(bad, replay, q)
+                caught += 1
+    assert caught > 1000
+
+
+def test_messages_peekers_and_state_traces():
+    # Anne puts the apple in the box, Beth peeks; Anne leaves; Carl moves it to the basket and
+    # tells Anne. Beth watched Anne salt it in secret.
+    st = story(enter("Anne", "kitchen"), put("Anne", "apple", "box", peeking=["Beth"]),
+               update("Anne", "apple", "is salted", "Anne salted the apple.", False,
+                      "<is_salted>", peeking=["Beth"]),
+               leave("Anne", "kitchen"), enter("Carl", "kitchen"), put("Carl", "apple", "basket"),
+               tell("Carl", "Anne", ("apple", "container_location", "basket")))
+    qs, traces, replay = traced(st, 3)
+    assert check_story(st.actions, qs, traces, 3) == [q["answer"] for q in qs]
+    q, tr = find(qs, traces, "In which container will Anne search for the apple?")
+    assert q["answer"] == "basket" and "Anne was elsewhere." in tr
+    assert "Step 7: Carl told privately to Anne that the apple is in the basket. Anne heard it." in tr
+    q, tr = find(qs, traces, "Does Anne believe that Beth believes that the apple is salted? "
+                 "Answer yes or no.")
+    assert q["answer"] == "no" and "Anne did it, Beth peeked." in tr
+    assert tr.endswith("So Anne thinks Beth does not know whether the apple is salted.")
+
+
+def test_traces_are_compact_and_deterministic():
+    rng = random.Random(3)
+    st, _ = sample_story(Conditions("A7", 3, 4, 2, 14), rng, "c", max_order=2)
+    qs, traces, _ = traced(st)
+    assert traces == story_traces(st.actions, qs, 2)
+    for q, tr in zip(qs, traces):
+        assert len(tr.split("\n")) - 1 <= sum(a.type not in ("enter_room", "leave_room")
+                                              for a in st.actions) + 2
+
+
+N_STORIES = 10_000
+
+
+def test_every_question_of_10000_sampled_stories_checks():
+    """All action sets, with and without asymmetry, orders 0-4: every trace passes the checker
+    and derives the tracker's label. Small stories (2 people, at most 8 actions) keep it fast;
+    test_every_question_of_larger_stories_checks covers more people and longer stories."""
+    rng = random.Random(20)
+    sets = list(ACTION_SETS)
+    start, n_q, orders = time.perf_counter(), 0, set()
+    for k in range(N_STORIES):
+        cond = Conditions(sets[k % len(sets)], 2, 2, 2, 8, asymmetric=(k // len(sets)) % 2 == 1)
+        st, t = sample_story(cond, rng, k, max_order=4)
+        qs = generate_questions(t)
+        tracer = StoryTracer(st.actions, 4)
+        replay = Replay(st.actions, 4)
+        for q in qs:
+            assert check_trace(tracer.trace(q), replay, q) == q["answer"], q["question"]
+            orders.add(q["order"])
+        n_q += len(qs)
+    assert orders == {0, 1, 2, 3, 4} and n_q > 10 * N_STORIES
+    print(f"{N_STORIES} stories, {n_q} questions in {time.perf_counter() - start:.0f} s")
+
+
+def test_every_question_of_larger_stories_checks():
+    rng = random.Random(21)
+    for k in range(200):
+        aset = list(ACTION_SETS)[k % len(ACTION_SETS)]
+        st, t = sample_story(Conditions(aset, 3 + k % 2, 4, 3, 16, asymmetric=k % 3 == 0), rng,
+                             k, max_order=3)
+        qs = generate_questions(t)
+        tracer = StoryTracer(st.actions, 3)
+        replay = Replay(st.actions, 3)
+        for q in qs:
+            assert check_trace(tracer.trace(q), replay, q) == q["answer"], q["question"]
+
+
+def test_export_rows_carry_a_checked_trace_and_sft_can_think_it(tmp_path):
+    from datasets import load_from_disk
+
+    from exploretom.cli import main as cli_main
+    from rl.data import sft_examples
+
+    src = tmp_path / "s.jsonl"
+    assert cli_main(["sample", "--action-set", "A5", "--people", "3", "--moves", "3", "--rooms",
+                     "2", "--max-actions", "10", "-n", "12", "--seed", "4", "--label", "-q",
+                     "-o", str(src)]) == 0
+    assert cli_main(["export", str(src), "-o", str(tmp_path / "ds")]) == 0
+    ds = load_from_disk(str(tmp_path / "ds"))["train"]
+    by_id = {json.loads(line)["id"]: json.loads(line) for line in src.read_text().splitlines()}
+    for row in ds:
+        meta = json.loads(row["meta"])
+        rec = by_id[meta["story_id"]]
+        q = rec["questions"][meta["question_index"]]
+        replay = Replay(parse_story({"id": 0, "actions": rec["actions"]}).actions, 2)
+        assert check_trace(meta["reasoning"], replay, q) == row["answer"]
+    row = ds[0]
+    reasoning = json.loads(row["meta"])["reasoning"]
+    traced_ex = sft_examples(ds.select([0]), think="trace")[0]["completion"][0]["content"]
+    assert traced_ex == f"<think>{reasoning}</think><answer>{row['answer']}</answer>"
+    plain = sft_examples(ds.select([0]), think="template", think_default="I track who saw what.")
+    assert plain[0]["completion"][0]["content"] == \
+        f"<think>I track who saw what.</think><answer>{row['answer']}</answer>"
+
+
+def test_export_stops_on_labels_the_tracker_no_longer_derives(tmp_path, capsys):
+    from exploretom.cli import main as cli_main
+
+    src = tmp_path / "s.jsonl"
+    assert cli_main(["sample", "--action-set", "A1", "--people", "3", "--moves", "2", "--rooms",
+                     "2", "--max-actions", "8", "-n", "10", "--seed", "1", "--label", "-q",
+                     "-o", str(src)]) == 0
+    recs = [json.loads(line) for line in src.read_text().splitlines()]
+    q = next(q for q in recs[1]["questions"] if q["property"] == "room_location")
+    q["answer"] = "nowhere"
+    src.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert cli_main(["export", str(src), "-o", str(tmp_path / "ds")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'nowhere'" in err and "relabel" in err
+    assert not (tmp_path / "ds").exists()
