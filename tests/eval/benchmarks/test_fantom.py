@@ -5,7 +5,7 @@ import json
 import pytest
 
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_records
-from eval.benchmarks.fantom import BENCHMARK, load, names_of
+from eval.benchmarks.fantom import BENCHMARK, judge_name, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
 
 
@@ -21,7 +21,8 @@ def sets(sample):
 
 @pytest.fixture(scope="module")
 def rows(sample):
-    return BENCHMARK.load_rows(sample)
+    # without the free-text belief questions (their judge is an optional extra: tested below)
+    return load(sample, judge=False)
 
 
 def records(rows, answer_of):
@@ -44,7 +45,7 @@ def expected_count(sets, context):
 
 def test_every_question_loads(sample, sets, rows):
     assert len(rows) == expected_count(sets, "short") == 11
-    full = load(sample, context="full")
+    full = load(sample, context="full", judge=False)
     assert len(full) == expected_count(sets, "full") == 15
     for r in rows + full:
         validate_row(r)
@@ -73,7 +74,7 @@ def perfect(r):
 
 
 def test_perfect_answerer_scores_100(rows, sample):
-    for rs in (rows, load(sample, context="full")):
+    for rs in (rows, load(sample, context="full", judge=False)):
         m = BENCHMARK.metrics(records(rs, perfect))
         for key in ("all", "belief_choice", "answerability_all", "answerability_list",
                     "answerability_binary_f1", "info_accessibility_all", "info_accessibility_list",
@@ -84,14 +85,24 @@ def test_perfect_answerer_scores_100(rows, sample):
         assert set(m["by_tom_type"]) == {"first-order", "second-order:accessible"}
 
 
-def test_list_answers_compare_sets_of_names(rows):
+@pytest.mark.parametrize("reply,right", [
+    ("Javier, Sara", True), ("Sara and Javier", True), ("sara; javier.", True),
+    ("Javier and Sara know this.", True),        # a sentence: the original reads names in it
+    ("Javier", False), ("Javier, Sara, Gianna", False), ("nobody", False),
+])
+def test_list_answers_follow_the_original_rule(rows, reply, right):
+    # skywalker023/fantom eval_fantom.py evaluate_list_q: right when every correct_answer name
+    # occurs in the reply (lower-cased substring) and no wrong_answer name does
     lst = next(r for r in rows if meta(r)["question_type"] == "answerability_list")
-    ok = lambda text: record_for(lst, answer(text), BENCHMARK)["correct"]  # noqa: E731
-    assert ok("Javier, Sara") and ok("Sara and Javier") and ok("sara; javier.")
-    assert not ok("Javier") and not ok("Javier, Sara, Gianna") and not ok("nobody")
+    assert record_for(lst, answer(reply), BENCHMARK)["correct"] is right
+
+
+def test_list_error_reasons(rows):
+    lst = next(r for r in rows if meta(r)["question_type"] == "answerability_list")
     rec = record_for(lst, answer("Javier, Gianna"), BENCHMARK)
-    assert rec["missed_aware"] and rec["included_unaware"]
-    assert names_of("Nobody.") == set() and names_of(None) is None
+    assert rec["missed_aware"] and rec["included_unaware"] and not rec["correct"]
+    rec = record_for(lst, "no answer here", BENCHMARK)
+    assert not rec["correct"]
 
 
 def test_constant_answerers(rows):
@@ -153,3 +164,71 @@ def test_corrupt_records_name_record_and_field(tmp_path, sets):
     path.write_text("[{")
     with pytest.raises(BenchmarkFormatError, match=r"fantom_v1\.json: line 1: invalid JSON"):
         load(path)
+
+
+FIXTURE = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "fantom"
+
+
+def _fixture_reply(r):
+    """Per set (fixture fantom_v1.json): 1-0-0 answers every question right, its lists with
+    sentences; 1-0-1 answers right too except its free-text belief question, which it answers
+    with the wrong answer's words."""
+    m = meta(r)
+    kind = m["question_type"]
+    if kind == "answerability_list":
+        return answer({"1-0-0": "Maya and Leo know the answer.",
+                       "1-0-1": "Omar and Ines both know it."}[m["set_id"]])
+    if kind == "belief_dist" and m["set_id"] == "1-0-1" and m["accessibility"] == "inaccessible":
+        return answer(m["wrong_answer"])
+    return answer(r["answer"])
+
+
+def test_fixture_scores_by_the_original_rules_by_hand():
+    # eval_fantom.py score_and_analyze, scenario 'inaccessible': 'ALL' = per set_id, all of
+    # belief multiple-choice, answerability list and binary, info-accessibility list and binary
+    # right; list questions by evaluate_list_q (names found in the reply). Both sets: every one
+    # of these right (the sentence list answers included) -> ALL = 2/2.
+    rows = load(FIXTURE, judge=False)
+    m = BENCHMARK.metrics(records(rows, _fixture_reply))
+    assert m["all"] == 1.0 and m["answerability_list"] == 1.0 and m["info_accessibility_list"] == 1.0
+    assert m["answerability_binary_f1"] == 1.0 and m["belief_choice"] == 1.0
+    assert "all_star" not in m and "belief_judge" not in m
+    # no:long binaries are dropped with the short context: 2 sets x 2 kinds x 3 kept
+    assert sum(meta(r)["question_type"].endswith("_binary") for r in rows) == 12
+
+
+judge_extra = pytest.mark.skipif(judge_name() is None, reason="the fantom-judge extra is not installed")
+
+
+@judge_extra
+def test_fixture_all_star_with_the_embedding_judge_by_hand():
+    # eval_fantom.py evaluate_belief_q: the free-text answer is right when its embedding is
+    # closer (cosine) to correct_answer than to wrong_answer; 'ALL*' = per set_id, every ToM
+    # question of the scenario right. Set 1-0-0 answers its belief question with the correct
+    # answer's words (cosine 1 with it): right; 1-0-1 with the wrong answer's words: wrong.
+    # So ALL* = 1/2 while ALL = 2/2; BeliefQ[dist] = 1/2; word F1 of the right ones = 1.
+    rows = load(FIXTURE)
+    assert sum(meta(r)["question_type"] == "belief_dist" for r in rows) == 4
+    m = BENCHMARK.metrics(records(rows, _fixture_reply))
+    assert m["all"] == 1.0 and m["all_star"] == 0.5
+    assert m["belief_dist"] == 0.5 and m["belief_dist_true_word_f1"] == 1.0
+    assert m["control"]["belief_dist"] == 1.0 and m["control"]["all_star"] == 1.0
+    assert m["belief_judge"] == judge_name()
+
+
+@judge_extra
+def test_judge_prefers_the_closer_answer(sample):
+    rows = [r for r in load(sample) if meta(r)["question_type"] == "belief_dist"]
+    row = next(r for r in rows if meta(r)["accessibility"] == "inaccessible")
+    right = record_for(row, answer("Gianna only knows about Javier training Bruno, not about Snowflake."), BENCHMARK)
+    wrong = record_for(row, answer("Gianna thinks Sara and Javier both talked about training Bruno and Snowflake."), BENCHMARK)
+    assert right["correct"] and not wrong["correct"]
+    assert record_for(row, "<think>no answer</think>", BENCHMARK)["correct"] is False
+
+
+def test_no_judge_leaves_the_free_text_questions_out(sample, monkeypatch, capsys):
+    import eval.benchmarks.fantom as fantom
+    monkeypatch.setattr(fantom, "judge_name", lambda: None)
+    rows = fantom.load(sample)
+    assert not any(meta(r)["question_type"] == "belief_dist" for r in rows)
+    assert "fantom-judge extra" in capsys.readouterr().err
