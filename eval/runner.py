@@ -295,10 +295,15 @@ def summarise(task: Task, run: BenchmarkRun, seconds: float) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------ suite
 
 
+# meta keys naming the item a row belongs to, when several rows are scored as one: ToMBench's
+# option orders of one question (majority vote), FANToM's questions of one set ("All" scores)
+ITEM_KEYS = ("item", "set_id")
+
+
 def _item_of(row: Row) -> str:
-    """Rows asked together count as one item (ToMBench's option orders of one question)."""
-    item = json.loads(row["meta"]).get("item") if row.get("meta") else None
-    return str(item) if item is not None else row["id"]
+    """The unit that --limit and --sample count: rows scored together stay together."""
+    m = json.loads(row["meta"]) if row.get("meta") else {}
+    return next((f"{k}={m[k]}" for k in ITEM_KEYS if m.get(k) is not None), row["id"])
 
 
 def select_rows(rows: list[Row], *, limit: int | None = None, sample: int | None = None,

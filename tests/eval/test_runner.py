@@ -312,3 +312,17 @@ def test_sample_from_the_command_line_is_recorded(tmp_path, capsys, monkeypatch)
         assert main(["run", "tombench", "--model", "m", "-o", str(tmp_path / "x"), *bad]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_rows_scored_together_are_taken_together():
+    # FANToM's "All" scores a set's questions together; ToMBench votes over an item's orders
+    from eval.runner import select_rows
+
+    rows = [make_row(id=f"s{s}-q{q}", source="x", user=f"set {s} question {q}", answer="yes",
+                     answer_type="yes_no", meta={"set_id": s}) for s in range(5) for q in range(3)]
+    first, record = select_rows(rows, limit=2)
+    assert [r["id"] for r in first] == ["s0-q0", "s0-q1", "s0-q2", "s1-q0", "s1-q1", "s1-q2"]
+    assert record["items_available"] == 5
+    drawn, _ = select_rows(rows, sample=2, seed=1, name="fantom")
+    sets = [r["id"].split("-")[0] for r in drawn]
+    assert len(drawn) == 6 and len(set(sets)) == 2 and all(sets.count(s) == 3 for s in sets)
