@@ -1,15 +1,13 @@
 """A scripted generator and verifier behind the local fake server, and config helpers.
 
-`Script` answers synthesis prompts with deterministic, well-formed items (a function of the
-prompt), except for the entries a test marks with a defect kind, and answers verification prompts
+`Script` answers synthesis prompts with the offline writer's well-formed items
+(tomsynth/offline_writer.py: a function of the prompt), except for the entries a test marks with a defect kind, and answers verification prompts
 with PASS except for entries marked with another judgment. Tests know in advance which entry gets
 what, so they can assert every stage's counts exactly.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import random
 import re
 import threading
 from pathlib import Path
@@ -21,6 +19,7 @@ import yaml
 
 from eval.backends.fake_server import FakeServer, Faults, Request
 from tomsynth.generate import Request as GenRequest
+from tomsynth.offline_writer import ITEM_BLOCK, NAMES_LINE, digest, write_item
 from tomsynth.prompts import synthesis_messages
 
 FAKE_KEY = "sk-test-DO-NOT-LEAK-7f3a9c2e51b84d06"
@@ -50,16 +49,8 @@ DEFECTS: dict[str, str | None] = {
 }
 JUDGMENT_KINDS = ("AMBIGUOUS", "FALSE", "OTHER", "UNPARSEABLE")
 
-_NAMES_LINE = re.compile(r"use no more than \d+ characters in total: (.+)\.\n")
-_ITEM = re.compile(r"<item>\n### (\w+)\n(.*?)\n\n### Question\n(.*?)\n\n### Options\n(.*?)\n\n### Labelled answer\n([A-D])\n</item>", re.S)
-
-
 def _user(messages: list[dict]) -> str:
     return next(m["content"] for m in reversed(messages) if m["role"] == "user")
-
-
-def _digest(s: str) -> str:
-    return hashlib.sha256(s.encode()).hexdigest()
 
 
 class Script:
@@ -77,7 +68,7 @@ class Script:
              judgments: dict[str, str] | None = None) -> None:
         """Register the run's requests; `defects`/`judgments` map entry ids to kinds."""
         for r in requests:
-            d = _digest(_user(synthesis_messages(r.unit, r.k)))
+            d = digest(_user(synthesis_messages(r.unit, r.k)))
             self.entry_of_prompt[d] = r.entry_id
             if defects and r.entry_id in defects:
                 self.defects[d] = defects[r.entry_id]
@@ -95,40 +86,11 @@ class Script:
 
     # -- generator ---------------------------------------------------------------------------------
     def generate(self, user: str) -> str:
-        digest = _digest(user)
-        entry = self.entry_of_prompt.get(digest, "unknown")
-        rng = random.Random(int(digest[:16], 16))
-        names = _NAMES_LINE.search(user).group(1).split(", ")
-        dialogue = "- Format: Dialogue" in user
-        item = self.valid_item(rng, names, dialogue, entry)
-        return self.corrupt(item, self.defects.get(digest), names, dialogue)
-
-    @staticmethod
-    def valid_item(rng: random.Random, names: list[str], dialogue: bool, entry: str) -> dict[str, Any]:
-        a, b, c = names[:3]
-        place, other = rng.sample(["the blue folder", "the desk drawer", "the filing cabinet", "the side shelf"], 2)
-        if dialogue:
-            text = (f"{a}: I'm leaving the signed forms in {place} before the meeting.\n"
-                    f"{b}: Fine. I'll be at the front desk until noon.\n"
-                    f"(While {a} is out, {c} moves the forms to {other} to make room.)\n"
-                    f"{c}: There, that space is clear now.\n"
-                    f"{a} (returning): Right, let me grab those forms for the review. [{entry}]")
-        else:
-            text = (f"{a} left the signed forms in {place} before the meeting and went to fetch coffee. "
-                    f"{b} was at the front desk all morning. While {a} was away, {c} moved the forms to "
-                    f"{other} to make room for a delivery and did not mention it to anyone. "
-                    f"{a} came back and got ready for the review. [{entry}]")
-        options = [f"{a} reaches for {place.removeprefix('the ')} expecting the forms there",
-                   f"{a} heads straight to {other.removeprefix('the ')} to pick them up",
-                   f"{a} asks {b} at the front desk where the forms were taken",
-                   f"{a} starts the review without the forms and apologises to all"]
-        correct = options[0]
-        rng.shuffle(options)
-        answer = "ABCD"[options.index(correct)]
-        return {"narrative" if not dialogue else "dialogue": text,
-                "question": f"What will {a} most likely do first when the review starts?",
-                "options": dict(zip("ABCD", options)), "answer": answer,
-                "analysis": f"{a} did not see the move, so expects the forms where they were left."}
+        """The offline writer's item for this prompt, then the defect planned for it."""
+        key = digest(user)
+        item = write_item(user, self.entry_of_prompt.get(key, "unknown"))
+        names = NAMES_LINE.search(user).group(1).split(", ")
+        return self.corrupt(item, self.defects.get(key), names, "- Format: Dialogue" in user)
 
     @staticmethod
     def corrupt(item: dict[str, Any], kind: str | None, names: list[str], dialogue: bool) -> str:
@@ -185,7 +147,7 @@ class Script:
 
     # -- verifier ----------------------------------------------------------------------------------
     def verify(self, user: str) -> str:
-        m = _ITEM.search(user)
+        m = ITEM_BLOCK.search(user)
         if not m:
             return json.dumps({"judgment": "OTHER", "correct_answer": None, "reason": "unreadable item"})
         text, answer = m.group(2), m.group(5)
