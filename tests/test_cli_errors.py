@@ -6,8 +6,6 @@ YAML of the wrong shape) or a config with one invalid field. The command must ex
 print exactly one line, `error: ...`, on stderr, naming the file (or the field), and no traceback.
 Argument values that argparse itself rejects keep argparse's form (the usage, then one
 `PROG: error: ...` line).
-
-Cases marked xfail are known defects outside the command-line modules; each reason says where.
 """
 from __future__ import annotations
 
@@ -79,17 +77,15 @@ class Case:
     interpreter, texts the error line must contain)."""
 
     def __init__(self, id: str, make: Callable[[Path], tuple[list[str], list[str]]],
-                 usage_error: bool = False, xfail: str | None = None) -> None:
-        self.id, self.make, self.usage_error, self.xfail = id, make, usage_error, xfail
+                 usage_error: bool = False) -> None:
+        self.id, self.make, self.usage_error = id, make, usage_error
 
     def param(self):
-        marks = [pytest.mark.xfail(strict=True, reason=self.xfail)] if self.xfail else []
-        return pytest.param(self, id=self.id, marks=marks)
+        return pytest.param(self, id=self.id)
 
 
 def file_cases(name: str, kind: str, argv: Callable[[Path, Path], list[str]],
-               filename: str | None = None, cases=FILE_CASES,
-               xfail: dict[str, str] | None = None) -> list[Case]:
+               filename: str | None = None, cases=FILE_CASES) -> list[Case]:
     """One case per bad-file kind for a command taking the file `argv(file, tmp)`."""
     filename = filename or f"input.{kind}"
 
@@ -99,7 +95,7 @@ def file_cases(name: str, kind: str, argv: Callable[[Path, Path], list[str]],
             return argv(bad, tmp), [str(bad)]
         return make
 
-    return [Case(f"{name}-{case}", maker(case), xfail=(xfail or {}).get(case)) for case in cases]
+    return [Case(f"{name}-{case}", maker(case)) for case in cases]
 
 
 def invalid_field(name: str, src: str, field: str, value, argv: Callable[[Path, Path], list[str]],
@@ -110,9 +106,8 @@ def invalid_field(name: str, src: str, field: str, value, argv: Callable[[Path, 
     return Case(f"{name}-invalid-field", make)
 
 
-def bad_args(name: str, argv: list[str], usage_error: bool = False, xfail: str | None = None,
-          expect: tuple[str, ...] = ()) -> Case:
-    return Case(name, lambda tmp: (argv, list(expect)), usage_error=usage_error, xfail=xfail)
+def bad_args(name: str, argv: list[str], usage_error: bool = False, expect: tuple[str, ...] = ()) -> Case:
+    return Case(name, lambda tmp: (argv, list(expect)), usage_error=usage_error)
 
 
 # ------------------------------------------------------------------------------ the commands
