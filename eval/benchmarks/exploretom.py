@@ -1,24 +1,48 @@
-"""ExploreToM: our own exported datasets, already in the row contract (DESIGN.md, "Rows").
+"""ExploreToM: our own exported datasets, already in the row contract (DESIGN.md, "Rows"), and
+the data the ExploreToM authors released (hub `facebook/ExploreToM`, `ExploreToM-data-sample.csv`).
 
 Input: a `DatasetDict` written with `save_to_disk` (the `test` split by default), a single split
-folder (a `Dataset` written with `save_to_disk`), a folder of `<split>.jsonl` files, or one JSONL
-file. Every row is checked with `validate_row`. Accuracy is broken down by the `meta` keys
-`order` (0 for ground-truth and memory questions), `property`, `interesting` and `kind`.
+folder (a `Dataset` written with `save_to_disk`), a folder of `<split>.jsonl` files, one JSONL
+file, or a CSV file (or a folder holding one). Records in the row contract are checked with
+`validate_row`; records in the released schema (`story_structure`, `infilled_story`, `question`,
+`expected_answer`, `qprop=params`, `qprop=nth_order`, `qprop=non_unique_mental_state`,
+`sprop=is_false_belief_story_1st`, `sprop=global_idx`, `param=story_type`, ...) are turned into
+rows: the infilled story (or with `text="structure"` the story structure) and the question, the
+expected answer as gold, scored as yes/no, know/does-not-know or a short answer by its wording.
+Accuracy is broken down by the `meta` keys `order` (0 for ground-truth and memory questions;
+the release's `nth_order` -1), `property`, `interesting`, `kind` and, for the released data,
+`story_type`.
 """
 from __future__ import annotations
 
+import ast
+import csv
 import json
+import sys
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from eval.benchmarks._formats import check_unique_ids, fail, read_jsonl
 from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row
-from eval.rows import COLUMNS, RowError, validate_row
+from eval.rows import COLUMNS, RowError, make_row, validate_row
 
 NAME = "exploretom"
 DEFAULT_SPLIT = "test"
-BREAKDOWNS = ("order", "property", "interesting", "kind")
+BREAKDOWNS = ("order", "property", "interesting", "kind", "story_type")
+# The released schema: these columns must be there; the others are kept in meta when present.
+RELEASE_REQUIRED = ("story_structure", "infilled_story", "question", "expected_answer",
+                    "qprop=nth_order")
+RELEASE_KEPT = {  # release column -> meta key
+    "qprop=non_unique_mental_state": "interesting",
+    "sprop=is_false_belief_story_1st": "false_belief",
+    "sprop=is_false_belief_story_1st_and_2nd": "false_belief_1st_and_2nd",
+    "sprop=global_idx": "story",
+    "param=story_type": "story_type",
+    "param=num_people": "num_people",
+    "param=num_moves": "num_moves",
+    "param=num_rooms": "num_rooms",
+}
 
 
 def _from_disk(path: Path, split: str) -> tuple[Path, Iterable[dict[str, Any]]]:
@@ -29,6 +53,8 @@ def _from_disk(path: Path, split: str) -> tuple[Path, Iterable[dict[str, Any]]]:
     except Exception as e:  # datasets raises FileNotFoundError/ValueError/Arrow errors alike
         raise fail(path, None, f"not a dataset saved with save_to_disk ({type(e).__name__}: {str(e).splitlines()[0]})") from None
     if isinstance(ds, DatasetDict):
+        if split not in ds and len(ds) == 1 and "expected_answer" in next(iter(ds.values())).column_names:
+            return path / next(iter(ds)), next(iter(ds.values()))  # the hub release: one 'train' split
         if split not in ds:
             raise fail(path, None, f"no split {split!r} (splits: {', '.join(sorted(ds)) or 'none'})")
         return path / split, ds[split]
@@ -36,9 +62,27 @@ def _from_disk(path: Path, split: str) -> tuple[Path, Iterable[dict[str, Any]]]:
     return path, ds
 
 
+def _read_csv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(`line N` where the record starts, record) for each row of a CSV file with a header."""
+    csv.field_size_limit(sys.maxsize)  # infilled stories are long quoted fields
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            reader = csv.DictReader(f)
+            start = 2
+            for rec in reader:
+                yield f"line {start}", rec
+                start = reader.line_num + 1
+    except UnicodeDecodeError as e:
+        raise fail(path, None, f"not UTF-8 text ({e.reason})") from None
+    except csv.Error as e:
+        raise fail(path, None, f"not valid CSV ({e})") from None
+
+
 def _records(path: Path, split: str) -> tuple[Path, Iterable[tuple[str, dict[str, Any]]]]:
     """(the file or folder named in errors, (position, record) pairs)."""
     if path.is_file():
+        if path.suffix.lower() == ".csv":
+            return path, _read_csv(path)
         return path, ((f"line {n}", obj) for n, obj in read_jsonl(path))
     if (path / "dataset_dict.json").is_file() or (path / "state.json").is_file():
         where, ds = _from_disk(path, split)
@@ -46,17 +90,114 @@ def _records(path: Path, split: str) -> tuple[Path, Iterable[tuple[str, dict[str
     jsonl = path / f"{split}.jsonl"
     if jsonl.is_file():
         return jsonl, ((f"line {n}", obj) for n, obj in read_jsonl(jsonl))
+    csvs = sorted(path.glob("*.csv"))
+    if len(csvs) == 1:
+        return csvs[0], _read_csv(csvs[0])
     raise BenchmarkFormatError(
-        f"{path}: neither a saved dataset (dataset_dict.json or state.json) nor {split}.jsonl"
+        f"{path}: neither a saved dataset (dataset_dict.json or state.json) nor {split}.jsonl "
+        f"nor one ExploreToM .csv file"
     )
 
 
-def load(path: Path, split: str = DEFAULT_SPLIT) -> list[Row]:
+def is_release_record(rec: dict[str, Any]) -> bool:
+    """A record in the released schema rather than the row contract."""
+    return "prompt" not in rec and any(c in rec for c in ("expected_answer", "infilled_story"))
+
+
+def _flag(value: Any, file: Path, loc: str, column: str) -> bool | None:
+    """A release boolean: a bool (hub datasets) or its CSV text (`True`, `FALSE`)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "false"):
+        return text == "true"
+    raise fail(file, loc, f"field {column!r}: expected True or False, got {value!r}")
+
+
+def _int(value: Any, file: Path, loc: str, column: str) -> int:
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        raise fail(file, loc, f"field {column!r}: expected an integer, got {value!r}") from None
+
+
+def _params(value: Any) -> tuple[list[str], str | None, str | None]:
+    """(people, thing, property) from `qprop=params`, a Python tuple written as text, e.g.
+    `(['Bob', 'Alice'], 'key', 'container_location-False')`; empty parts when it reads otherwise."""
+    try:
+        parsed = ast.literal_eval(str(value))
+    except (ValueError, SyntaxError):
+        return [], None, None
+    if not isinstance(parsed, tuple) or len(parsed) < 3:
+        return [], None, None
+    people = [p for p in parsed[0] if isinstance(p, str)] if isinstance(parsed[0], (list, tuple)) else []
+    thing = parsed[1] if isinstance(parsed[1], str) else None
+    prop = parsed[2].rsplit("-", 1)[0] if isinstance(parsed[2], str) else None
+    return people, thing, prop
+
+
+def answer_type_of(answer: str) -> str:
+    """yes_no, knowledge (`knows about it` / `does not know about it`) or short, by the wording of
+    the expected answer."""
+    from eval import answers
+
+    low = answers.normalize(answer)
+    if low in ("yes", "no"):
+        return "yes_no"
+    if "know" in low.split() or "knows" in low.split():
+        return "knowledge"
+    return "short"
+
+
+def release_row(rec: dict[str, Any], file: Path, loc: str, n: int, text: str) -> Row:
+    """A row from one record of the released schema."""
+    from exploretom.export import user_prompt  # the prompt our own exports use
+
+    missing = [c for c in RELEASE_REQUIRED if c not in rec]
+    if missing:
+        raise fail(file, loc, f"missing column(s) {', '.join(missing)} (ExploreToM release schema)")
+    story = rec["infilled_story" if text == "infilled" else "story_structure"]
+    question, gold = rec["question"], rec["expected_answer"]
+    for column, value in (("infilled_story" if text == "infilled" else "story_structure", story),
+                          ("question", question), ("expected_answer", gold)):
+        if not isinstance(value, str) or not value.strip():
+            raise fail(file, loc, f"field {column!r}: empty")
+    gold = gold.strip()
+    nth = _int(rec["qprop=nth_order"], file, loc, "qprop=nth_order")
+    people, thing, prop = _params(rec.get("qprop=params"))
+    answer_type = answer_type_of(gold)
+    meta: dict[str, Any] = {"order": max(nth, 0), "nth_order": nth, "property": prop,
+                            "people": people, "thing": thing, "text_source": text,
+                            "release_record": n}
+    for column, key in RELEASE_KEPT.items():
+        value = rec.get(column)
+        if column in ("qprop=non_unique_mental_state", "sprop=is_false_belief_story_1st",
+                      "sprop=is_false_belief_story_1st_and_2nd"):
+            meta[key] = _flag(value, file, loc, column)
+        elif key in ("story", "num_people", "num_moves", "num_rooms") and value not in (None, ""):
+            meta[key] = _int(value, file, loc, column)
+        elif value not in (None, ""):
+            meta[key] = str(value)
+    q = {"question": question.strip(), "answer_type": answer_type, "property": prop}
+    return make_row(id=f"{NAME}-release-{n}", source=NAME, user=user_prompt(story, q),
+                    answer=gold.lower() if answer_type == "yes_no" else gold,
+                    answer_type=answer_type, meta=meta)
+
+
+def load(path: Path, split: str = DEFAULT_SPLIT, *, text: str = "infilled") -> list[Row]:
+    """Rows of our exports, or of the released data (`text`: `infilled` story or `structure`)."""
+    if text not in ("infilled", "structure"):
+        raise ValueError(f"text must be 'infilled' or 'structure', got {text!r}")
     file, records = _records(Path(path), split)
     rows: list[Row] = []
     where: dict[str, str] = {}
-    for loc, rec in records:
-        row = {c: rec[c] for c in COLUMNS if c in rec}
+    for n, (loc, rec) in enumerate(records, 1):
+        if is_release_record(rec):
+            row = release_row(rec, file, loc, n, text)
+        else:
+            row = {c: rec[c] for c in COLUMNS if c in rec}
         try:
             validate_row(row)
             if not isinstance(json.loads(row["meta"]), dict):
@@ -83,6 +224,7 @@ BENCHMARK = Benchmark(
     default_dir="exploretom",
     hub_id=None,  # our own data: pass the folder the exploretom exporter wrote
     breakdowns=BREAKDOWNS,
-    notes="Accuracy under each row's answer_type rule, per order, property, interesting and kind.",
+    notes="Accuracy under each row's answer_type rule, per order, property, interesting, kind and "
+    "(released data) story type.",
     extra={"split": DEFAULT_SPLIT},
 )

@@ -146,3 +146,86 @@ def test_not_a_dataset(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(BenchmarkFormatError, match="neither a saved dataset"):
         load(tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# The authors' released data (hub facebook/ExploreToM, ExploreToM-data-sample.csv): a fixture in
+# its exact columns (tests/eval/fixtures/exploretom), two stories, six questions.
+
+RELEASE = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "exploretom"
+
+
+def test_release_csv_loads_with_its_question_types():
+    rows = load(RELEASE)  # the folder's one .csv
+    assert [r["id"] for r in rows] == [f"exploretom-release-{n}" for n in range(1, 7)]
+    assert [r["answer_type"] for r in rows] == ["short", "short", "short", "yes_no", "short", "knowledge"]
+    m = [meta(r) for r in rows]
+    assert [x["order"] for x in m] == [0, 1, 2, 1, 1, 1] and m[0]["nth_order"] == -1
+    assert m[2]["people"] == ["Omar", "Nadia"] and m[2]["thing"] == "brush"
+    assert m[0]["property"] == "container_location" and m[5]["property"] == "knowledge"
+    assert m[0]["interesting"] is True and m[4]["interesting"] is False
+    assert m[0]["false_belief"] is True and m[0]["story"] == 3 and m[0]["story_type"] == "tomi"
+    user = rows[0]["prompt"][-1]["content"]
+    assert "Omar slipped the brush into the clay bin." in user and "Where is the brush now?" in user
+    structure = load(RELEASE / "ExploreToM-data-sample.csv", text="structure")
+    assert "Omar moved the brush to the clay bin" in structure[0]["prompt"][-1]["content"]
+
+
+def test_release_accuracy_by_hand():
+    # The release ships data only (no scorer); the paper scores the short answer against
+    # `expected_answer`. Here each row is scored by the shared parser under the answer type its
+    # expected answer has, and the figures below are counted by hand.
+    replies = {
+        "exploretom-release-1": "clay bin",          # right
+        "exploretom-release-2": "the clay bin",      # gold blue jar: wrong
+        "exploretom-release-3": "blue jar",          # right
+        "exploretom-release-4": "No.",               # right
+        "exploretom-release-5": "in the tin box",    # right
+        "exploretom-release-6": "He does not know.",  # gold 'knows about it': wrong
+    }
+    m = _run(load(RELEASE), lambda r: f"<think>t</think><answer>{replies[r['id']]}</answer>")
+    assert m["accuracy"] == pytest.approx(4 / 6)
+    assert {k: v["accuracy"] for k, v in m["by_order"].items()} == pytest.approx({"0": 1.0, "1": 0.5, "2": 1.0})
+    assert {k: v["accuracy"] for k, v in m["by_story_type"].items()} == pytest.approx({"tomi": 0.75, "allbutfantom": 0.5})
+    perfect = _run(load(RELEASE), lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    assert perfect["accuracy"] == 1.0
+
+
+def test_release_errors_name_the_line_a_record_starts_on(tmp_path):
+    import csv
+
+    with (RELEASE / "ExploreToM-data-sample.csv").open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        recs, columns = list(reader), reader.fieldnames
+    recs[1]["qprop=nth_order"] = "one"
+    broken = tmp_path / "ExploreToM-data-sample.csv"
+    with broken.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(recs)
+    # record 2 starts on line 6: record 1's infilled story spans lines 2-5
+    with pytest.raises(BenchmarkFormatError, match=re.escape(f"{broken}: line 6: field 'qprop=nth_order'")):
+        load(broken)
+    recs[1].pop("expected_answer")
+    with broken.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=[c for c in columns if c != "expected_answer"])
+        writer.writeheader()
+        writer.writerows({k: v for k, v in r.items() if k != "expected_answer"} for r in recs)
+    with pytest.raises(BenchmarkFormatError, match="line 2: missing column"):
+        load(broken)
+
+
+def test_release_saved_from_the_hub_loads_its_train_split(tmp_path):
+    import csv
+
+    from datasets import Dataset, DatasetDict
+
+    with (RELEASE / "ExploreToM-data-sample.csv").open(encoding="utf-8", newline="") as f:
+        recs = list(csv.DictReader(f))
+    typed = [{**r, "qprop=nth_order": int(r["qprop=nth_order"]),
+              "qprop=non_unique_mental_state": r["qprop=non_unique_mental_state"] == "True",
+              "sprop=global_idx": int(r["sprop=global_idx"])} for r in recs]
+    DatasetDict({"train": Dataset.from_list(typed)}).save_to_disk(str(tmp_path / "hub"))
+    rows = load(tmp_path / "hub")
+    assert [r["answer"] for r in rows] == [r["answer"] for r in load(RELEASE)]
+    assert meta(rows[0])["interesting"] is True and meta(rows[0])["order"] == 0
