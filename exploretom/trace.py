@@ -81,14 +81,14 @@ def question_view(q: dict[str, Any], state_type_of: dict[tuple[str, str], str]
     raise ValueError(f"unknown question property {q['property']!r}")
 
 
-def view_people(view: Sequence[str], fact: tuple) -> list[str]:
+def view_people(view: Sequence[str], fact: tuple) -> tuple[str, ...]:
     """The people whose part in each step the trace states: the view's, then a knowledge
     question's subject."""
     out: list[str] = []
     for p in (*view, fact[1]) if fact[0] == "knows" else view:
         if p not in out:
             out.append(p)
-    return out
+    return tuple(out)
 
 
 # ------------------------------------------------------------------------------------------
@@ -194,14 +194,30 @@ class StoryTracer:
             t.apply(a)
             self.rooms.append((before, dict(t.person_room)))
             self.snapshots.append({c: dict(b) for c, b in t.beliefs.items()})
+        self.tracker = t  # after the last step: generate_questions(tracer.tracker) asks them
         self.state_type_of = {(o, v): st for o, st, v in t.state_values}
         self._memo: dict[tuple, dict[int, Any]] = {}
+        self._texts: dict[tuple, str] = {}  # sentences shared by the story's questions
         # The world's locations of each object at each step: two at the step that picks up an
         # object never placed before and carries it to another room (where it was, where it went).
         self.places: dict[str, dict[int, list[tuple]]] = {}
         for obj, history in t.loc_history.items():
             for i, loc in history:
                 self.places.setdefault(obj, {}).setdefault(i, []).append(loc)
+
+    def _head(self, i: int, people: tuple[str, ...]) -> str:
+        """'Step 4: <the action>. <how each of `people` took part>.'"""
+        key = (i, people)
+        text = self._texts.get(key)
+        if text is None:
+            a = self.actions[i]
+            text = f"Step {i + 1}: {short_clause(a)}."
+            if people:
+                before, after = self.rooms[i]
+                text += " " + sentence(", ".join(f"{x} {status(a, x, before, after)}"
+                                                 for x in people))
+            self._texts[key] = text
+        return text
 
     def _changes(self, chain: tuple, fact: tuple) -> dict[int, Any]:
         """{step: new value} at each step that changes the chain's value of the fact."""
@@ -255,18 +271,16 @@ class StoryTracer:
                 if k == 0 and fact[0] == "loc":
                     claims.extend(self._world_claims(fact, i, upto))
                 else:
-                    claims.append(sentence(claim(levels[k], fact, ch[i], asked)))
+                    key = (levels[k], fact, ch[i], asked)
+                    text = self._texts.get(key)
+                    if text is None:
+                        text = self._texts[key] = sentence(claim(*key))
+                    claims.append(text)
             if i >= upto:  # memory_before: only the pick-up of the asked step
                 claims = self._world_claims(fact, i, upto)
             if not claims:
                 continue
-            a = self.actions[i]
-            parts = [f"Step {i + 1}: {short_clause(a)}."]
-            if people:
-                before, after = self.rooms[i]
-                parts.append(sentence(", ".join(f"{x} {status(a, x, before, after)}"
-                                                for x in people)))
-            lines.append(" ".join(parts + claims))
+            lines.append(" ".join([self._head(i, people)] + claims))
             if q["kind"] == "memory_beginning":
                 break
         value = self._memory_value(q) if memory else self.final(tuple(view), fact)

@@ -56,6 +56,7 @@ class Replay:
         self.presence: list[tuple[dict, dict]] = []
         self.after: list[dict[Chain, dict]] = []
         self._changes: dict[tuple, dict[int, Any]] = {}
+        self._readers: dict[tuple, _Reader] = {}
         for i, a in enumerate(self.actions):
             before = dict(self.room)
             self.people.update(a.people())
@@ -225,6 +226,12 @@ class Replay:
             self._changes[key] = out
         return out
 
+    def reader(self, fact: tuple, asked: str | None) -> "_Reader":
+        key = (fact, asked)
+        if key not in self._readers:
+            self._readers[key] = _Reader(self, fact, asked)
+        return self._readers[key]
+
     @cached_property
     def state_type_of(self) -> dict[tuple[str, str], str]:
         return {(a.object, a.state_value): a.state_type for a in self.actions
@@ -249,6 +256,8 @@ class _Reader:
         self.fact, self.asked = fact, asked
         self.people, self.rooms, self.containers = replay.names
         self.obj = the(fact[1]) if fact[0] != "knows" else ""
+        self.read: dict[str, tuple[Chain, Any]] = {}
+        self.lines: dict[tuple, tuple] = {}
 
     def name(self, text: str) -> tuple[str, str]:
         """The person `text` starts with (followed by a space), and the rest."""
@@ -294,6 +303,11 @@ class _Reader:
 
     def claim(self, text: str) -> tuple[Chain, Any]:
         """(chain, value) of a claim sentence body (exploretom.trace.claim)."""
+        if text not in self.read:  # the story's questions share most sentences
+            self.read[text] = self._claim(text)
+        return self.read[text]
+
+    def _claim(self, text: str) -> tuple[Chain, Any]:
         if text.startswith("now "):
             return (), self.value(text[4:])
         unknown = ("" if self.fact[0] == "knows" else
@@ -320,40 +334,47 @@ def _sentences(text: str) -> list[str]:
     return [s for s in text[:-1].split(". ")]
 
 
+def _read_step(line: str, replay: Replay, reader: _Reader, fact: tuple, names: tuple):
+    head, sep, rest = line.partition(": ")
+    if not sep or not head.startswith("Step ") or not head[5:].isdigit():
+        raise TraceError(f"expected 'Step N: ...' at {line[:40]!r}")
+    i = int(head[5:]) - 1
+    if not 0 <= i < len(replay.actions):
+        raise TraceError(f"no step {i + 1} in the story")
+    clause = short_clause(replay.actions[i]) + "."
+    if not rest.startswith(clause):
+        raise TraceError(f"step {i + 1} is not {clause!r}")
+    parts = _sentences(rest[len(clause):].strip())
+    statuses = []
+    if names:
+        for item in parts.pop(0).split(", "):
+            p, st = reader.name(item)
+            if st not in STATUSES:
+                raise TraceError(f"step {i + 1}: unknown status {st!r}")
+            statuses.append((p, st))
+    pickups, claims = [], []
+    first = f"{reader.obj[:1].upper()}{reader.obj[1:]} was first "
+    for s in parts:
+        if fact[0] == "loc" and s.startswith(first):
+            pickups.append(reader.place(s[len(first):]))
+        else:
+            claims.append(reader.claim("now " + s[4:] if s.startswith("Now ") else s))
+    return i, statuses, pickups, claims
+
+
 def read_trace(trace: str, replay: Replay, q: dict[str, Any]) -> dict[str, Any]:
     """The trace's statements: {"steps": [(step index, statuses, world pick-ups, claims)],
     "conclusion": value}. Raises TraceError where a line cannot be read."""
     view, fact = question_view(q, replay.state_type_of)
-    reader = _Reader(replay, fact, q.get("state_value"))
+    reader = replay.reader(fact, q.get("state_value"))
     names = view_people(view, fact)
     lines = trace.split("\n")
     steps = []
     for line in lines[:-1]:
-        head, sep, rest = line.partition(": ")
-        if not sep or not head.startswith("Step ") or not head[5:].isdigit():
-            raise TraceError(f"expected 'Step N: ...' at {line[:40]!r}")
-        i = int(head[5:]) - 1
-        if not 0 <= i < len(replay.actions):
-            raise TraceError(f"no step {i + 1} in the story")
-        clause = short_clause(replay.actions[i]) + "."
-        if not rest.startswith(clause):
-            raise TraceError(f"step {i + 1} is not {clause!r}")
-        parts = _sentences(rest[len(clause):].strip())
-        statuses = []
-        if names:
-            for item in parts.pop(0).split(", "):
-                p, st = reader.name(item)
-                if st not in STATUSES:
-                    raise TraceError(f"step {i + 1}: unknown status {st!r}")
-                statuses.append((p, st))
-        pickups, claims = [], []
-        first = f"{reader.obj[:1].upper()}{reader.obj[1:]} was first "
-        for s in parts:
-            if fact[0] == "loc" and s.startswith(first):
-                pickups.append(reader.place(s[len(first):]))
-            else:
-                claims.append(reader.claim("now " + s[4:] if s.startswith("Now ") else s))
-        steps.append((i, statuses, pickups, claims))
+        key = (line, names)
+        if key not in reader.lines:  # the story's questions share many lines
+            reader.lines[key] = _read_step(line, replay, reader, fact, names)
+        steps.append(reader.lines[key])
     last = lines[-1]
     if not last.startswith("So ") or not last.endswith("."):
         raise TraceError(f"expected the conclusion 'So ...' at {last[:40]!r}")

@@ -167,9 +167,9 @@ def test_every_question_of_10000_sampled_stories_checks():
     start, n_q, orders = time.perf_counter(), 0, set()
     for k in range(N_STORIES):
         cond = Conditions(sets[k % len(sets)], 2, 2, 2, 8, asymmetric=(k // len(sets)) % 2 == 1)
-        st, t = sample_story(cond, rng, k, max_order=4)
-        qs = generate_questions(t)
+        st, _ = sample_story(cond, rng, k, max_order=1)  # lower orders do not depend on it
         tracer = StoryTracer(st.actions, 4)
+        qs = generate_questions(tracer.tracker)
         replay = Replay(st.actions, 4)
         for q in qs:
             assert check_trace(tracer.trace(q), replay, q) == q["answer"], q["question"]
@@ -181,7 +181,7 @@ def test_every_question_of_10000_sampled_stories_checks():
 
 def test_every_question_of_larger_stories_checks():
     rng = random.Random(21)
-    for k in range(200):
+    for k in range(100):
         aset = list(ACTION_SETS)[k % len(ACTION_SETS)]
         st, t = sample_story(Conditions(aset, 3 + k % 2, 4, 3, 16, asymmetric=k % 3 == 0), rng,
                              k, max_order=3)
