@@ -105,6 +105,9 @@ class LogSettings(_Section):
     wandb_mode: Literal["offline", "online", "disabled"] = "offline"
     run_name: Optional[str] = None
     log_completions: bool = False
+    # completions TRL prints per logging step when log_completions is on (null: the whole batch,
+    # 512-1,024 rows in the paper runs); wandb still gets the full table
+    completions_to_print: Optional[int] = Field(8, gt=0)
 
     @field_validator("report_to", mode="before")
     @classmethod
@@ -131,6 +134,9 @@ class GRPOSettings(_Section):
     num_iterations: int = Field(1, gt=0)
     mask_truncated_completions: bool = False
     steps_per_generation: Optional[int] = Field(None, gt=0)
+    # The recipe's prompts per optimizer step (verl's train_batch_size): when set, a run whose
+    # processes x per-device batch x accumulation gives another number stops at start (rl.batch)
+    prompts_per_step: Optional[int] = Field(None, gt=0)
     # DAPO's dynamic sampling (rl.trainer): drop zero-reward-variance groups and refill the batch
     # with fresh prompts, generating at most max_generation_rounds times per batch
     dynamic_sampling: bool = False

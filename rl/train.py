@@ -13,18 +13,22 @@ import importlib.util
 import sys
 import time
 
+from rl.batch import batch_report, check_prompts_per_step
 from rl.config import ConfigError, GRPORun
 from rl.data import Source, drop_long_prompts, mix, with_system_prompt
 from rl.rewards import reward_functions
 from rl.run import common_args, eval_args, load_tokenizer, lora_config, main, say, trainer_settings
 
 
-def vllm_args(cfg) -> dict:
-    """GRPOConfig fields for vLLM generation; vLLM is imported lazily by TRL, checked here first."""
+def vllm_args(cfg, planning: bool = False) -> dict:
+    """GRPOConfig fields for vLLM generation; vLLM is imported lazily by TRL, checked here first
+    (under --check, `planning`, a missing vLLM is a warning: the cluster has it, this machine not)."""
     v = cfg.vllm
     if not v.enabled:
         return {"use_vllm": False}
-    if importlib.util.find_spec("vllm") is None:
+    if importlib.util.find_spec("vllm") is None and planning:
+        say("warning: vllm.enabled but vLLM is not installed here; checked the rest")
+    elif importlib.util.find_spec("vllm") is None:
         raise ConfigError("vllm.enabled: vLLM is not installed; on a GPU machine install the `vllm` "
                           "extra in its own environment (see docs/training.md) or set vllm.enabled: false")
     args = dict(use_vllm=True, vllm_mode=v.mode, vllm_enable_sleep_mode=v.enable_sleep_mode)
@@ -41,14 +45,16 @@ def vllm_args(cfg) -> dict:
     return args
 
 
-def grpo_args(cfg: GRPORun, has_eval: bool):
-    from trl import GRPOConfig
+def grpo_args(cfg: GRPORun, has_eval: bool, world_size: int | None = None):
+    """TRL's GRPOConfig; `world_size` (--check) builds it as a run on that many processes would."""
+    from rl.batch import planned_config_class
 
     g = cfg.grpo
-    return GRPOConfig(
-        **common_args(cfg),
+    planning = world_size is not None
+    return planned_config_class(world_size)(
+        **common_args(cfg, planning),
         **eval_args(cfg, has_eval),
-        **vllm_args(cfg),
+        **vllm_args(cfg, planning),
         num_generations=g.num_generations,
         max_completion_length=g.max_completion_length,
         temperature=g.temperature,
@@ -64,6 +70,7 @@ def grpo_args(cfg: GRPORun, has_eval: bool):
         steps_per_generation=g.steps_per_generation,
         reward_weights=reward_functions(cfg)[1],
         log_completions=cfg.log.log_completions,
+        num_completions_to_print=cfg.log.completions_to_print,
     )
 
 
@@ -98,8 +105,11 @@ def timed_trainer_class():
     return TimedGRPOTrainer
 
 
-def build_trainer(cfg: GRPORun, check: bool = False):
-    vllm_args(cfg)  # fail early, before loading anything, when vLLM is asked for but missing
+def build_trainer(cfg: GRPORun, check=None):
+    """The trainer; with `check` (an rl.run.CheckPlan) only TRL's config for the planned process
+    count is built and its batch arithmetic printed."""
+    if not check:
+        vllm_args(cfg)  # fail early, before loading anything, when vLLM is missing
     tokenizer = load_tokenizer(cfg, padding_side="left")
     train_ds, dropped = load_rows(cfg, cfg.data.train, cfg.data.size, tokenizer)
     eval_ds, _ = load_rows(cfg, cfg.data.eval, cfg.data.eval_size, tokenizer)
@@ -109,12 +119,19 @@ def build_trainer(cfg: GRPORun, check: bool = False):
     sources = ", ".join(f"{k}={v}" for k, v in sorted(_counts(train_ds["source"]).items()))
     say(f"[rl.train] {len(train_ds)} training rows ({sources}); {dropped} dropped as too long"
         + (f"; {len(eval_ds)} eval rows" if eval_ds is not None else ""))
-    if check:
-        return None
     greedy = cfg.greedy_eval
     if greedy.steps:  # greedy evaluation replaces TRL's sampled one (rl.trainer)
         eval_rows, eval_ds = eval_ds, None
-    args = trainer_settings(grpo_args, cfg, eval_ds is not None)
+    args = trainer_settings(grpo_args, cfg, eval_ds is not None, check.num_processes if check else None)
+    if check:
+        lines, problems = batch_report(args, cfg, check.num_processes, check.num_machines, len(train_ds))
+        for line in lines:
+            say(f"[rl.train] {line}")
+        if problems:
+            raise ConfigError("; ".join(problems))
+        say("[rl.train] check passed")
+        return None
+    check_prompts_per_step(cfg, args, args.world_size)
     from rl.trainer import greedy_eval_callback, trainer_class
 
     try:

@@ -140,3 +140,118 @@ def test_timing_summary_splits_step_time(tmp_path, capsys):
     path.write_text(json.dumps(log[0]) + "\n")
     assert timing_main([str(path)]) == 2
     assert capsys.readouterr().err.startswith("error: need at least 3 logged training steps")
+
+
+# --------------------------------------------------------------------------------------------
+# --check: TRL's real config for a planned process count; pinned paper choices; versions
+
+def check_argv(config, model, toy_data, out, *extra):
+    rows = [{"path": str(toy_data["location"])}, {"path": str(toy_data["knowledge"]), "split": "train"}]
+    return [str(config), "--check", "--model.path", str(model), "--train.output_dir", str(out),
+            "--data.train", json.dumps(rows), *extra]
+
+
+@pytest.fixture(scope="module")
+def tokenizer_dir(tmp_path_factory, toy_data):
+    """A model folder to point model.path at (only its tokenizer is read under --check)."""
+    from rl.tiny_model import build_tiny_model, read_corpus
+
+    root = tmp_path_factory.mktemp("check")
+    return build_tiny_model(list(read_corpus([toy_data["location"]])), root / "tiny", hidden_size=32,
+                            num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64)
+
+
+def test_check_refuses_what_trl_refuses_and_writes_nothing(tokenizer_dir, toy_data, tmp_path, capsys):
+    out = tmp_path / "never"
+    argv = check_argv(GRPO_TINY, tokenizer_dir, toy_data, out, "--per_device_train_batch_size", "3",
+                      "--log.report_to", "[wandb]")
+    assert train_cli(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == ("error: train/grpo settings rejected by TRL: generation_batch_size (3) must be "
+                   "divisible by num_generations (8).")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("config, extra, expected", [
+    ("qwen2.5-72b", ["--num-processes", "64", "--num-machines", "8"], [
+        "processes: 64 on 8 machine(s) (8 per machine)",
+        "per optimizer step: 4 per device x 64 processes x 4 accumulation = 1024 completions = 128 prompts x 8",
+        "per generation: 1024 completions (128 prompts) every 4 micro-steps, used 1 time(s): "
+        "1 optimizer step(s) per generation",
+        "steps per epoch: 128 rows / 128 prompts = 1; the run: 1 optimizer steps",
+        "vLLM colocate: 8 engine(s) of tensor-parallel size 8, 128 sequences per engine per generation",
+        "check passed"]),
+    # the documented server-mode split: 4 training GPUs, accumulation 16 keeps 64 prompts per step
+    ("qwen2.5-7b", ["--num-processes", "4", "--vllm.mode", "server", "--gradient_accumulation_steps", "16"], [
+        "per optimizer step: 8 per device x 4 processes x 16 accumulation = 512 completions = 64 prompts x 8",
+        "vLLM server: 512 sequences per generation, shared by the server's data-parallel engines",
+        "check passed"]),
+])
+def test_check_prints_the_batch_arithmetic(config, extra, expected, tokenizer_dir, toy_data, tmp_path, capsys):
+    out = tmp_path / "never"
+    argv = check_argv(REPO / f"configs/grpo/{config}-tomsynth.yaml", tokenizer_dir, toy_data, out, *extra)
+    assert train_cli(argv) == 0
+    err = capsys.readouterr().err
+    for line in expected:
+        assert f"[rl.train] {line}\n" in err
+    # this machine has neither the GPUs nor vLLM: warnings, not errors
+    assert "warning: vllm.enabled but vLLM is not installed here" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("extra, message", [
+    # six training GPUs cannot make 64 prompts (the old server-mode example trained on 48)
+    (["--num-processes", "6"], "grpo.prompts_per_step: 8 per device x 6 processes x 8 accumulation = 384 "
+     "completions = 48 prompts per step, not 64; no gradient_accumulation_steps gives it"),
+    (["--num-processes", "16", "--num-machines", "2"],
+     "grpo.prompts_per_step: 8 per device x 16 processes x 8 accumulation = 1024 completions = 128 prompts "
+     "per step, not 64; use --gradient_accumulation_steps 4"),
+    (["--num-processes", "12", "--num-machines", "2", "--vllm.tensor_parallel_size", "8",
+      "--grpo.prompts_per_step", "null", "--gradient_accumulation_steps", "1"],
+     "vllm.tensor_parallel_size 8 does not divide 12 processes (TRL refuses it)"),
+    (["--num-processes", "16", "--num-machines", "4", "--vllm.tensor_parallel_size", "8",
+      "--gradient_accumulation_steps", "4"],
+     "vllm.tensor_parallel_size 8 does not divide the 4 processes per machine"),
+])
+def test_check_fails_on_a_batch_the_paper_did_not_use(extra, message, tokenizer_dir, toy_data, tmp_path, capsys):
+    argv = check_argv(REPO / "configs/grpo/qwen2.5-7b-tomsynth.yaml", tokenizer_dir, toy_data, tmp_path / "o",
+                      *extra)
+    assert train_cli(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("error: ") and message in err
+
+
+def test_num_processes_only_with_check(capsys):
+    assert train_cli([str(GRPO_TINY), "--num-processes", "4"]) == 2
+    assert capsys.readouterr().err.strip() == ("error: --num-processes/--num-machines: only with --check "
+                                               "(a real run takes them from accelerate launch)")
+
+
+def test_paper_configs_pin_what_trl_would_decide_silently():
+    for path in sorted((REPO / "configs/grpo").glob("*-tomsynth.yaml")):
+        cfg = load_config(path, GRPORun)
+        assert cfg.trl == {"vllm_importance_sampling_correction": True, "use_bias_correction_kl": False}
+        assert cfg.grpo.prompts_per_step == (128 if "72b" in path.name else 64)
+        header = path.read_text().split("\nmodel:")[0]
+        assert "verl clamps k3 to [-10, 10]" in header and "mini-batches: assumed one optimizer step" in header
+        gpus = 64 if "72b" in path.name else 32 if "32b" in path.name else 8
+        args = grpo_args(cfg, has_eval=False, world_size=gpus)
+        assert (args.use_bias_correction_kl, args.vllm_importance_sampling_correction) == (False, True)
+        assert args.num_completions_to_print == 8 and args.log_completions
+        assert args.per_device_train_batch_size * args.world_size * args.gradient_accumulation_steps == \
+            cfg.grpo.prompts_per_step * 8
+
+
+def test_versions_outside_the_supported_range_fail_with_one_line(monkeypatch, capsys):
+    from rl import versions
+
+    versions.check_versions()  # the environment the tests run in is supported
+    real = versions.installed
+    monkeypatch.setattr(versions, "installed", lambda name: "0.23.0" if name == "trl" else real(name))
+    with pytest.raises(versions.VersionError, match=r"^trl 0.23.0 is installed but this project supports "
+                                                     r"trl>=1.16,<1.17; reinstall with"):
+        versions.check_versions()
+    monkeypatch.setattr(versions, "installed", lambda name: "0.11.0" if name == "vllm" else real(name))
+    assert train_cli([str(GRPO_TINY)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: vllm 0.11.0 is installed but this project supports vllm>=0.22,<0.32") and "\n" not in err
