@@ -47,11 +47,11 @@ def story_id(cond: Conditions, seed: int, k: int) -> str:
 
 
 def sample_one(cond: Conditions, seed: int, k: int, label: bool, max_order: int,
-               contexts=None) -> dict[str, Any]:
+               contexts=None, steered: bool = True, constrained: bool = True) -> dict[str, Any]:
     """Story number k of a run: its own random stream, so shards and re-runs agree."""
     rng = random.Random(f"{seed}:{k}")
     story, tracker = sample_story(cond, rng, story_id(cond, seed, k), max_order=max_order,
-                                  contexts=contexts)
+                                  contexts=contexts, steered=steered, constrained=constrained)
     out = story.to_json()
     if label:
         out["text"] = story_text(tracker)
@@ -73,7 +73,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     with Appender(args.output) as out:
         for k in _progress(todo, "sampling", args.quiet):
-            out.write(sample_one(cond, args.seed, k, args.label, args.max_order, contexts))
+            out.write(sample_one(cond, args.seed, k, args.label, args.max_order, contexts,
+                                 not args.unsteered, not args.unconstrained))
     secs = time.perf_counter() - start
     if not args.quiet:
         print(f"wrote {len(todo)} stories to {args.output} ({len(done)} already there) "
@@ -174,6 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shard", default="0/1", help="i/n: write only stories k with k %% n == i")
     p.add_argument("--contexts", help="draw contexts from a `contexts` output file instead of "
                    "the offline lexicon")
+    p.add_argument("--unsteered", action="store_true", help="uniform random walks kept only "
+                   "when they meet the conditions (the paper's randomly sampled stories), "
+                   "instead of walks steered towards the conditions")
+    p.add_argument("--unconstrained", action="store_true", help="allow what the default "
+                   "sampler forbids (the paper's sampler): an action repeated back to back, "
+                   "entering and at once leaving a room, talk before the people entered")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_sample)

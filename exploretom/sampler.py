@@ -1,9 +1,18 @@
 """Random valid stories that meet the user conditions (the paper's isDesired).
 
 `StorySampler.step` appends one random valid action to a tracker; a story is a random walk of
-steps, steered towards the conditions (missing people, rooms, important and distinguishing
-actions) and retried until `Conditions.is_desired` holds. The A* search reuses `step` to
-expand nodes and to sample the random continuations of its heuristic.
+steps, retried until `Conditions.is_desired` holds. The A* search reuses `step` to expand nodes
+and to sample the random continuations of its heuristic.
+
+Two independent switches (docs/exploretom.md says which one each figure used):
+- `steered` (default): the walk is steered towards the conditions (missing people and rooms
+  first, needed kinds weighted up as the story runs out of room, a modifier made certain before
+  the end). Unsteered walks draw kinds by their base odds and actions uniformly, and keep only
+  the walks that happen to meet the conditions (overgenerate and filter, as the paper's
+  "randomly sampled" stories of tables 7-9).
+- `constrained` (default): no action repeated back to back, no "X entered R. X left R.", no
+  communication by or to someone who has not entered a room yet, no peeker who has not, no
+  distracted listener of a private message. Unconstrained walks allow all of them (the paper's sampler).
 """
 from __future__ import annotations
 
@@ -13,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from exploretom.action_sets import (CHIT_PRIVATE, CHIT_PUBLIC, IMPORTANT, INFO_PRIVATE,
-                                    INFO_PUBLIC, Conditions, kind_of)
+                                    INFO_PUBLIC, Conditions, distance_to_desired, kind_of)
 from exploretom.lexicon import Context, sample_context
 from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
                               MOVE_ROOM, PRIVATE, ROOM_LOCATION, UPDATE_STATE, Action, Story,
@@ -53,11 +62,13 @@ class Progress:
 
 class StorySampler:
     def __init__(self, conditions: Conditions, context: Context, rng: random.Random,
-                 max_order: int = 2) -> None:
+                 max_order: int = 2, steered: bool = True, constrained: bool = True) -> None:
         self.cond = conditions
         self.ctx = context
         self.rng = rng
         self.max_order = max_order
+        self.steered = steered
+        self.constrained = constrained
         self.kinds = [k for k in KIND_WEIGHTS if k in conditions.aset.kinds]
         if MOVE_ROOM in self.kinds and len(context.rooms) < 2:
             self.kinds.remove(MOVE_ROOM)
@@ -137,15 +148,40 @@ class StorySampler:
     def _with_modifier(self, t: Tracker, a: Action) -> Action:
         w = self.witnesses(t, a)
         peekers = [p for p in self.ctx.people if p not in w]
+        if self.constrained:  # someone who never entered a room cannot be watching in secret
+            entered = {x.person for x in t.actions if x.type == ENTER}
+            peekers = [p for p in peekers if p in entered]
         distracted = [p for p in self.ctx.people if p in w and p != a.person]
         options = [("peeking", p) for p in peekers] + [("distracted", p) for p in distracted]
         if not options:
             return a
+        if self.constrained and a.type == PRIVATE:  # a distracted listener would hear nothing
+            options = [o for o in options if o != ("distracted", a.listener)]
+            if not options:
+                return a
         field, who = self.rng.choice(options)
         return dataclasses.replace(a, **{field: (who,)})
 
+    # ---------------------------------------------------------------- story quality
+    def allowed(self, t: Tracker, a: Action) -> bool:
+        """The constrained sampler's quality rules (module docstring); always True without."""
+        if not self.constrained:
+            return True
+        if a.type in (PRIVATE, BROADCAST):
+            entered = {x.person for x in t.actions if x.type == ENTER}
+            if a.person not in entered or (a.type == PRIVATE and a.listener not in entered):
+                return False
+        if not t.actions:
+            return True
+        prev = t.actions[-1]
+        if prev.type == ENTER and a.type == LEAVE and (prev.person, prev.room) == (a.person, a.room):
+            return False
+        return dataclasses.replace(prev, peeking=(), distracted=()) != a  # a is unmodified here
+
     # ---------------------------------------------------------------- walking
     def _kind_weights(self, t: Tracker, prog: Progress) -> list[tuple[str, float]]:
+        if not self.steered:
+            return [(k, KIND_WEIGHTS[k]) for k in self.kinds]
         cond = self.cond
         unmet_groups = [g for g in cond.aset.distinguishing
                         if not any(kind_of(a) in g for a in t.actions)]
@@ -173,9 +209,9 @@ class StorySampler:
         while weighted:
             kinds, weights = zip(*weighted)
             kind = self.rng.choices(kinds, weights)[0]
-            options = self.candidates(t, kind)
+            options = [a for a in self.candidates(t, kind) if self.allowed(t, a)]
             self.rng.shuffle(options)
-            for a in self._prefer_new(t, options):
+            for a in self._prefer_new(t, options) if self.steered else options:
                 if (self.cond.asymmetric and a.type != MOVE_ROOM
                         and prog.asymmetric < self.cond.max_asymmetric
                         and self.rng.random() < self._modifier_odds(t, prog, a)):
@@ -190,6 +226,8 @@ class StorySampler:
         return None
 
     def _modifier_odds(self, t: Tracker, prog: Progress, a: Action) -> float:
+        if not self.steered:
+            return MODIFIER_PROBABILITY
         if prog.asymmetric == 0 and len(t.actions) >= self.cond.max_actions - 2:
             return 1.0  # the story is about to end without its asymmetric action
         return MODIFIER_PROBABILITY if kind_of(a) not in (ENTER, LEAVE) else MODIFIER_PROBABILITY / 3
@@ -215,6 +253,8 @@ class StorySampler:
         while len(t.actions) < self.cond.max_actions:
             if self.step(t, prog) is None:
                 return None
+            if not self.steered and distance_to_desired(self.cond, t.actions) >= 100:
+                return None  # overshot (too many people, rooms or moves): can never be kept
             if self.cond.is_desired(t.actions) and self.rng.random() < STOP_PROBABILITY:
                 return t
         return t if self.cond.is_desired(t.actions) else None
@@ -232,19 +272,28 @@ class StorySampler:
         return out
 
 
+def sampler_name(steered: bool = True, constrained: bool = True) -> str:
+    """How a story was sampled, as recorded in its "sampler" key."""
+    return ("steered" if steered else "unsteered") + ("" if constrained else "-unconstrained")
+
+
 def sample_story(cond: Conditions, rng: random.Random, story_id: Any, max_order: int = 2,
                  max_tries: int = 2000, containers: int = 3,
-                 contexts: Sequence[Context] | None = None) -> tuple[Story, Tracker]:
+                 contexts: Sequence[Context] | None = None, steered: bool = True,
+                 constrained: bool = True) -> tuple[Story, Tracker]:
     """One story meeting `cond` in a fresh random context (from the offline lexicon, or drawn
     from `contexts`), with the tracker that ran it."""
+    if not steered:
+        max_tries *= 25  # most uniform walks miss the conditions: overgenerate, then filter
     for _ in range(max_tries):
         ctx = (rng.choice(contexts) if contexts
                else sample_context(rng, cond.people, cond.rooms, containers=containers))
-        t = StorySampler(cond, ctx, rng, max_order).walk()
+        t = StorySampler(cond, ctx, rng, max_order, steered, constrained).walk()
         if t is not None:
             story = Story(id=story_id, actions=tuple(t.actions), context=ctx.to_json(),
                           extra={"action_set": cond.action_set, "asymmetric": cond.asymmetric,
-                                 "conditions": conditions_json(cond)})
+                                 "conditions": conditions_json(cond),
+                                 "sampler": sampler_name(steered, constrained)})
             return story, t
     raise ConditionsUnreachable(f"no story met the conditions in {max_tries} tries: {cond}")
 
