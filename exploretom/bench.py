@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.cli import positive_int, sample_one
+from exploretom.sampler import sampler_name
 
 
 def bench(action_set: str, n: int, args) -> dict:
@@ -22,7 +24,8 @@ def bench(action_set: str, n: int, args) -> dict:
     start = time.perf_counter()
     actions = questions = size = 0
     for k in range(n):
-        story = sample_one(cond, args.seed, k, label=True, max_order=args.max_order)
+        story = sample_one(cond, args.seed, k, label=True, max_order=args.max_order,
+                           steered=not args.unsteered, constrained=not args.unconstrained)
         size += len(json.dumps(story))
         actions += len(story["actions"])
         questions += len(story["questions"])
@@ -42,11 +45,14 @@ def main() -> None:
     p.add_argument("--symmetric", action="store_true", help="without asymmetry")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sets", nargs="*", default=list(ACTION_SETS))
+    p.add_argument("--unsteered", action="store_true", help="as `sample --unsteered`")
+    p.add_argument("--unconstrained", action="store_true", help="as `sample --unconstrained`")
     args = p.parse_args()
     print(f"# sample + label, {args.people} people, {args.moves} moves, {args.rooms} rooms, "
           f"<= {args.max_actions} actions, orders 0-{args.max_order}, "
           f"{'symmetric' if args.symmetric else 'asymmetric'}, n={args.n}, "
-          f"python {platform.python_version()}")
+          f"{sampler_name(not args.unsteered, not args.unconstrained)} sampler, "
+          f"python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}")
     print(f"{'set':<6} {'stories/s':>10} {'actions':>8} {'questions':>10} {'KB/story':>9}")
     for name in args.sets:
         r = bench(name, args.n, args)

@@ -165,18 +165,25 @@ class StorySampler:
     # ---------------------------------------------------------------- story quality
     def allowed(self, t: Tracker, a: Action) -> bool:
         """The constrained sampler's quality rules (module docstring); always True without."""
+        return self._quality_rules(t)(a)
+
+    def _quality_rules(self, t: Tracker):
+        """`allowed` for every candidate of one step (what it needs is computed once)."""
         if not self.constrained:
-            return True
-        if a.type in (PRIVATE, BROADCAST):
-            entered = {x.person for x in t.actions if x.type == ENTER}
-            if a.person not in entered or (a.type == PRIVATE and a.listener not in entered):
+            return lambda a: True
+        entered = {x.person for x in t.actions if x.type == ENTER}
+        prev = t.actions[-1] if t.actions else None
+        if prev is not None and prev.is_asymmetric:
+            prev = dataclasses.replace(prev, peeking=(), distracted=())  # candidates have none
+        undo = (prev.person, prev.room) if prev is not None and prev.type == ENTER else None
+
+        def allowed(a: Action) -> bool:
+            if a == prev:
                 return False
-        if not t.actions:
-            return True
-        prev = t.actions[-1]
-        if prev.type == ENTER and a.type == LEAVE and (prev.person, prev.room) == (a.person, a.room):
-            return False
-        return dataclasses.replace(prev, peeking=(), distracted=()) != a  # a is unmodified here
+            if a.type in (PRIVATE, BROADCAST):
+                return a.person in entered and (a.type != PRIVATE or a.listener in entered)
+            return not (a.type == LEAVE and (a.person, a.room) == undo)
+        return allowed
 
     # ---------------------------------------------------------------- walking
     def _kind_weights(self, t: Tracker, prog: Progress) -> list[tuple[str, float]]:
@@ -206,10 +213,11 @@ class StorySampler:
     def step(self, t: Tracker, prog: Progress) -> Action | None:
         """Append one random valid action to `t` (and `prog`); None when no kind has one."""
         weighted = self._kind_weights(t, prog)
+        allowed = self._quality_rules(t)
         while weighted:
             kinds, weights = zip(*weighted)
             kind = self.rng.choices(kinds, weights)[0]
-            options = [a for a in self.candidates(t, kind) if self.allowed(t, a)]
+            options = [a for a in self.candidates(t, kind) if allowed(a)]
             self.rng.shuffle(options)
             for a in self._prefer_new(t, options) if self.steered else options:
                 if (self.cond.asymmetric and a.type != MOVE_ROOM
@@ -255,7 +263,9 @@ class StorySampler:
                 return None
             if not self.steered and distance_to_desired(self.cond, t.actions) >= 100:
                 return None  # overshot (too many people, rooms or moves): can never be kept
-            if self.cond.is_desired(t.actions) and self.rng.random() < STOP_PROBABILITY:
+            # (exactly `moves` important actions is necessary, and cheap to test first)
+            if (prog.important == self.cond.moves and self.cond.is_desired(t.actions)
+                    and self.rng.random() < STOP_PROBABILITY):
                 return t
         return t if self.cond.is_desired(t.actions) else None
 
