@@ -7,7 +7,7 @@ from typing import Any, Iterable
 
 
 def story_stats(stories: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    n = errors = actions = 0
+    n = errors = actions = tom_stories = 0
     by_set: Counter = Counter()
     by_type: Counter = Counter()
     by_order: Counter = Counter()
@@ -20,6 +20,10 @@ def story_stats(stories: Iterable[dict[str, Any]]) -> dict[str, Any]:
         n += 1
         actions += len(s.get("actions", []))
         by_set[s.get("action_set", "?") + ("+asym" if s.get("asymmetric") else "")] += 1
+        # The paper's table 7: a story needs theory of mind when one of its first- or
+        # second-order belief questions is interesting.
+        tom_stories += any(q["interesting"] for q in s.get("questions", [])
+                           if q["kind"] == "belief" and q["order"] in (1, 2))
         for q in s.get("questions", []):
             by_type[f"{q['kind']}/{q['property']}"] += 1
             by_order[q["order"]] += 1
@@ -30,6 +34,7 @@ def story_stats(stories: Iterable[dict[str, Any]]) -> dict[str, Any]:
     total = sum(by_order.values())
     return {
         "stories": n, "errors": errors, "mean_actions": actions / n if n else 0.0,
+        "stories_needing_tom": tom_stories / n if n else 0.0,
         "by_action_set": dict(sorted(by_set.items())),
         "questions": total,
         "by_type": dict(sorted(by_type.items())),
@@ -47,7 +52,8 @@ def _rates(c: Counter) -> dict[str, Any]:
 
 def format_stats(st: dict[str, Any]) -> str:
     lines = [f"stories: {st['stories']}  (invalid: {st['errors']}, mean actions "
-             f"{st['mean_actions']:.1f})", "", "stories by action set:"]
+             f"{st['mean_actions']:.1f}; with an interesting order-1 or order-2 belief question: "
+             f"{st['stories_needing_tom']:.1%})", "", "stories by action set:"]
     lines += [f"  {k:<12} {v:>7}" for k, v in st["by_action_set"].items()]
     lines += ["", f"questions: {st['questions']}  (interesting {st['interesting_rate']:.1%}, "
               f"false belief {st['false_belief_rate']:.1%})", "", "questions by type:"]

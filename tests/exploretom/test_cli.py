@@ -171,3 +171,4 @@ def test_stats_reports_interesting_and_false_belief_per_order_and_property(tmp_p
     # Sally-Anne: two first-order container questions (Sally, Anne); Sally has the false belief.
     row = next(line.split() for line in lines if line.startswith("  order 1 container_location"))
     assert row[3:] == ["2", "100.0%", "50.0%"]
+    assert "with an interesting order-1 or order-2 belief question: 100.0%" in lines[0]
