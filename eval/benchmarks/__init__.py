@@ -11,7 +11,6 @@ BENCHMARKS = {
     # Theory of Mind
     "tomi": "eval.benchmarks.tomi",
     "hitom": "eval.benchmarks.hitom",
-    "hitom_raw": "eval.benchmarks.hitom_raw",
     "tombench": "eval.benchmarks.tombench",
     "simpletom": "eval.benchmarks.simpletom",
     "tomato": "eval.benchmarks.tomato",

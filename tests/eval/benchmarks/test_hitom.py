@@ -129,9 +129,7 @@ def test_fixture_merged_and_raw_against_the_original_rule_by_hand():
     # each distinct item once with the CoTP gold: A right, B right, C wrong, D right
     assert merged["n"] == 4 and merged["accuracy"] == pytest.approx(3 / 4)
     assert merged["merged"] == 2 and merged["gold_conflicts"] == 1
-    from eval.benchmarks import get_benchmark
-    raw_bench = get_benchmark("hitom_raw")
-    raw = scripted_metrics(raw_bench, raw_bench.load_rows(FIXTURE), reply)
+    raw = scripted_metrics(BENCHMARK, BENCHMARK.load_rows(FIXTURE, merge=False), reply)
     # every record scored by its own gold: A, B, B', D right; A' (green_bathtub) and C wrong
     assert raw["n"] == 6 and raw["accuracy"] == pytest.approx(4 / 6) and raw["merged"] == 0
 
