@@ -1,0 +1,185 @@
+"""Format and extraction: whether a completion is one think block then one answer block
+(`check_format`), and which text of it is the answer (`extract_answer`, rules 1-3 of the
+package docstring)."""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from eval.answers.limits import (
+    FALLBACK_WINDOW,
+    MAX_ANSWER_BLOCKS,
+    MAX_ANSWER_CHARS,
+    SHORT_REPLY_CHARS,
+)
+from eval.answers.text import LETTERS, normalize, squash
+
+
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+_ANSWER_OPEN, _ANSWER_CLOSE = "<answer>", "</answer>"
+_TAGS = (_THINK_OPEN, _THINK_CLOSE, _ANSWER_OPEN, _ANSWER_CLOSE)
+
+# Lower-cases ASCII only, so indices in the lowered text are indices in the original text
+# (str.lower can change the length of some non-ASCII strings).
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def check_format(completion: str) -> bool:
+    """True iff the completion is `<think>...</think>` then `<answer>...</answer>` with only
+    whitespace around and between them, each tag exactly once, and a non-empty answer."""
+    if not isinstance(completion, str):
+        return False
+    if any(completion.count(tag) != 1 for tag in _TAGS):
+        return False
+    t0, t1 = completion.find(_THINK_OPEN), completion.find(_THINK_CLOSE)
+    a0, a1 = completion.find(_ANSWER_OPEN), completion.find(_ANSWER_CLOSE)
+    if not (t0 < t1 < a0 < a1):
+        return False
+    outside = (
+        completion[:t0],
+        completion[t1 + len(_THINK_CLOSE) : a0],
+        completion[a1 + len(_ANSWER_CLOSE) :],
+    )
+    if any(part.strip() for part in outside):
+        return False
+    return bool(completion[a0 + len(_ANSWER_OPEN) : a1].strip())
+
+
+def extract_answer(completion: str, *, fallback: bool = True,
+                   choices: Sequence[str] | None = None) -> str | None:
+    """The answer text of a completion (see the `eval.answers` docstring for the rules), or None.
+    `choices` (the options of a multiple-choice question) enables the last fallback: a long
+    untagged reply that starts with an option label."""
+    if not isinstance(completion, str) or not completion:
+        return None
+    low = completion.translate(_ASCII_LOWER)
+    close = low.rfind(_THINK_CLOSE)
+    if close >= 0:
+        start = close + len(_THINK_CLOSE)
+    elif low.find(_THINK_OPEN) >= 0 and low.find(_ANSWER_OPEN) < 0:
+        return None  # still thinking when it stopped: no answer was given
+    else:
+        start = 0
+
+    blocks, unclosed = _answer_blocks(completion, low, start)
+    if blocks:
+        distinct: list[str] = []
+        seen: set[str] = set()
+        for b in blocks:
+            key = _block_key(b[:MAX_ANSWER_CHARS + 1])
+            if key not in seen:
+                seen.add(key)
+                distinct.append(b)
+        return _unbox(distinct[0]) if len(distinct) == 1 else "\n".join(distinct)
+    if not fallback:
+        return None
+
+    tail = completion[max(start, len(completion) - FALLBACK_WINDOW) :]
+    tail = re.sub(r"(?i)</?think>", " ", tail)
+    marked = _last_answer_line(tail)
+    if marked:
+        return _unbox(marked)
+    boxed = _last_boxed(tail)
+    if boxed is not None and boxed.strip():
+        return boxed.strip()
+    if unclosed is not None and unclosed.strip():
+        return unclosed.strip()[:MAX_ANSWER_CHARS + 1]
+    rest = tail.strip()
+    if rest and len(rest) <= SHORT_REPLY_CHARS and len(completion) - start <= FALLBACK_WINDOW:
+        return rest
+    if choices and unclosed is None:
+        return _labelled_reply(completion[start:], choices)
+    return None
+
+
+# an option label opening a reply: "B. ", "B) ", "(B) ", "[B] ", "B: "
+_OPTION_LABEL = re.compile(r"\s*(?:[\(\[]([A-Z])[\)\]]|([A-Z])[.)：:])[ \t]*(?=\S)")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def _labelled_reply(reply: str, choices: Sequence[str]) -> str | None:
+    """A multiple-choice reply without tags, too long for the short-reply fallback: when it
+    opens with an option label ("B. <long option text>") its first paragraph is the answer (the
+    comparison then checks that the paragraph names no other option); when the whole reply is
+    one option's text, that text is."""
+    m = _OPTION_LABEL.match(reply)
+    if m and LETTERS.index(m.group(1) or m.group(2)) < len(choices):
+        return _PARAGRAPH_BREAK.split(reply.strip(), maxsplit=1)[0][:MAX_ANSWER_CHARS + 1]
+    whole = squash(reply[:MAX_ANSWER_CHARS + 1])
+    if any(isinstance(c, str) and squash(c) == whole for c in choices):
+        return reply.strip()
+    return None
+
+
+_SIGNS = frozenset("+-−*/^=<>±√")
+
+
+def _block_key(block: str) -> str:
+    """Answer blocks with the same key are one answer: `B` and `B.`, `basket` and `the basket`;
+    signs and operators are kept, so `-42` and `42` are two answers."""
+    return normalize(block) + "|" + "".join(c for c in block if c in _SIGNS)
+
+
+def _answer_blocks(text: str, low: str, start: int) -> tuple[list[str], str | None]:
+    """Contents of `<answer>...</answer>` blocks at or after `start` (tags in any case), and the
+    text after a final unclosed `<answer>` if there is one."""
+    blocks: list[str] = []
+    pos = start
+    while len(blocks) < MAX_ANSWER_BLOCKS:
+        a0 = low.find(_ANSWER_OPEN, pos)
+        if a0 < 0:
+            return blocks, None
+        a1 = low.find(_ANSWER_CLOSE, a0)
+        if a1 < 0:
+            return blocks, text[a0 + len(_ANSWER_OPEN) :]
+        content = text[a0 + len(_ANSWER_OPEN) : a1]
+        # a nested opening tag means the first one was never closed: keep the innermost
+        inner = low.rfind(_ANSWER_OPEN, a0 + 1, a1)
+        if inner >= 0:
+            content = text[inner + len(_ANSWER_OPEN) : a1]
+        blocks.append(content.strip())
+        pos = a1 + len(_ANSWER_CLOSE)
+    return blocks, None
+
+
+_ANSWER_LINE = re.compile(
+    r"(?im)\b(?:final\s+answer|correct\s+answer|answer)\s*(?:is|:|：|-)\s*(?:[:：]\s*)?(\S[^\n]*)$"
+)
+
+
+def _last_answer_line(text: str) -> str | None:
+    found = None
+    for m in _ANSWER_LINE.finditer(text):
+        found = m.group(1)
+    if found is None:
+        return None
+    found = found.strip().rstrip(".").strip()
+    return found or None
+
+
+def _unbox(text: str) -> str:
+    """`\\boxed{X}` -> `X` when the box holds the whole answer."""
+    t = text.strip()
+    if t.startswith(("\\boxed{", "\\fbox{")) and t.endswith("}"):
+        inner = _last_boxed(t)
+        if inner is not None and t.endswith(inner + "}") and t.index("{") + 1 + len(inner) + 1 == len(t):
+            return inner.strip()
+    return text
+
+
+def _last_boxed(text: str) -> str | None:
+    """Content of the last `\\boxed{...}` / `\\fbox{...}` with balanced braces, if any."""
+    i = max(text.rfind("\\boxed{"), text.rfind("\\fbox{"))
+    if i < 0:
+        return None
+    j = text.index("{", i) + 1
+    depth = 1
+    for k in range(j, len(text)):
+        c = text[k]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return text[j:k]
+    return None

@@ -1,0 +1,33 @@
+"""The `knowledge` rule: `knows about it` / `does not know about it`, compared by polarity."""
+from __future__ import annotations
+
+import re
+
+from eval.answers.text import clean, normalize
+
+
+_KNOW_WORDS = frozenset({"know", "knows", "knew", "known", "knowing", "aware", "unaware", "informed"})
+_NEGATIONS = frozenset({
+    "not", "no", "never", "doesnt", "didnt", "dont", "isnt", "wasnt", "hasnt", "havent", "cannot",
+    "cant", "unaware", "uninformed", "neither", "nor", "nt",
+})
+_CLAUSE_SPLIT = re.compile(r"[,;/|\n]|\bor\b|\band\b|\bbut\b|\bwhile\b", re.I)
+
+
+def _knowledge_polarities(text: str) -> set[bool]:
+    """True for each clause saying someone knows, False for each saying they do not."""
+    out = set()
+    for clause in _CLAUSE_SPLIT.split(clean(text)):
+        tokens = normalize(clause).split()
+        if any(t in _KNOW_WORDS for t in tokens):
+            out.add(not any(t in _NEGATIONS for t in tokens))
+    return out
+
+
+def is_knowledge(extracted: str, gold: str, choices: list[str]) -> bool:
+    if normalize(extracted) == normalize(gold):
+        return True
+    g = _knowledge_polarities(gold)
+    if len(g) != 1:
+        return False
+    return _knowledge_polarities(extracted) == g
