@@ -24,7 +24,8 @@ ORDER_PLOTS = ("hitom", "exploretom")  # benchmarks whose by_order breakdown get
 CATEGORY_ORDER = {"tom": 0, "ei": 1, "iq": 2}
 DISPLAY = {
     "tomi": "ToMi", "hitom": "Hi-ToM", "tombench": "ToMBench", "simpletom": "SimpleToM",
-    "tomato": "ToMATO", "opentom": "OpenToM", "bigtom": "BigToM", "fantom": "FANToM",
+    "tomato": "ToMATO", "opentom": "OpenToM", "opentom_long": "OpenToM-L", "bigtom": "BigToM",
+    "fantom": "FANToM",
     "exploretom": "ExploreToM", "emobench": "EmoBench", "socialiqa": "SocialIQA",
     "aime2025": "AIME 2025", "gpqa_diamond": "GPQA Diamond", "agieval": "AGIEval",
 }
