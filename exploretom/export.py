@@ -56,6 +56,7 @@ class StoryIn:
     info: dict[str, Any]  # the story's part of every row's meta (story_meta)
     stratum: str  # its setting, for stratified splits
     questions: list[tuple[int, dict[str, Any]]]  # (index in the story's question list, question)
+    max_order: int = 2  # highest order of all its questions: the order it was labelled at
 
 
 @dataclass
@@ -141,7 +142,8 @@ def read_stories(paths: Sequence[str | Path], text_mode: str = "structure",
                 continue
             chosen = [(i, q) for i, q in enumerate(questions) if orders is None or q["order"] in orders]
             # keep only what rows need: the whole record of thousands of stories is large
-            stories.append(StoryIn(sid, text, story_meta(rec, text_mode), stratum(rec), chosen))
+            stories.append(StoryIn(sid, text, story_meta(rec, text_mode), stratum(rec), chosen,
+                                   max([q["order"] for q in questions] + [1])))
             n_file += 1
         counts.per_file[str(path)] = n_file
     counts.stories = len(stories)
@@ -362,9 +364,10 @@ def row_meta(it: Item) -> dict[str, Any]:
 
 
 def story_tracer(story: StoryIn) -> StoryTracer:
-    """The tracker's replay of a story, to the highest order its questions ask."""
+    """The tracker's replay of a story, to the order it was labelled at (an order-1 belief can
+    depend on it: what a receiver knows of the speaker's belief decides which message wins)."""
     actions = parse_story({"id": story.id, "actions": story.info["story"]["actions"]}).actions
-    return StoryTracer(actions, max([q["order"] for _, q in story.questions] + [1]))
+    return StoryTracer(actions, story.max_order)
 
 
 def add_reasoning(items: Sequence[Item]) -> None:

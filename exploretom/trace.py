@@ -21,8 +21,8 @@ from typing import Any, Iterable, Sequence
 
 from exploretom.questions import CONTAINER, KNOWLEDGE, KNOWS, NOT_KNOWS, ROOM, STATE
 from exploretom.render import short_clause, the
-from exploretom.story import (BROADCAST, ENTER, LEAVE, MOVE_CONTAINER, MOVE_ROOM, PRIVATE,
-                              UPDATE_STATE, Action, Story)
+from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
+                              MOVE_ROOM, PRIVATE, UPDATE_STATE, Action, Story)
 from exploretom.tracker import OPEN, Tracker
 
 # How a person took part in an action (what the trace says of each person of the view).
@@ -139,6 +139,12 @@ def first_place(fact: tuple, value: Any) -> str:
     return f"{the(fact[1])} was first {place_phrase(value)}"
 
 
+def ignores(chain: Sequence[str], speaker: str) -> str:
+    """A mind that keeps its belief against a claim it can tell is out of date."""
+    return "".join(f"{p} thinks " for p in chain[:-1]) + \
+        f"{chain[-1]} ignores it, knowing {speaker}'s news is out of date"
+
+
 def sentence(body: str) -> str:
     return body[0].upper() + body[1:] + "."
 
@@ -196,7 +202,7 @@ class StoryTracer:
             self.snapshots.append({c: dict(b) for c, b in t.beliefs.items()})
         self.tracker = t  # after the last step: generate_questions(tracer.tracker) asks them
         self.state_type_of = {(o, v): st for o, st, v in t.state_values}
-        self._memo: dict[tuple, dict[int, Any]] = {}
+        self._memo: dict[tuple, Any] = {}
         self._texts: dict[tuple, str] = {}  # sentences shared by the story's questions
         # The world's locations of each object at each step: two at the step that picks up an
         # object never placed before and carries it to another room (where it was, where it went).
@@ -218,6 +224,31 @@ class StoryTracer:
                                                  for x in people))
             self._texts[key] = text
         return text
+
+    def _ignored(self, chain: tuple, fact: tuple) -> set[int]:
+        """Steps where the chain heard a claim about where the object is and kept its own,
+        different belief: it could tell the speaker's news was out of date."""
+        if fact[0] != "loc":
+            return set()
+        key = ("ignored", chain, fact)
+        if key in self._memo:
+            return self._memo[key]
+        out = self._memo[key] = set()
+        for i, a in enumerate(self.actions):
+            t = a.topic
+            if t is None or t.is_abstract or t.entity != fact[1]:
+                continue
+            before, _ = self.rooms[i]
+            heard = {a.person, a.listener} if a.type == PRIVATE else {
+                x for x, r in before.items() if r is not None and r == before.get(a.person)}
+            if chain[0] not in self.tracker.observers[i] or not heard.issuperset(chain[1:]):
+                continue
+            old = _value(self.snapshots[i - 1], chain, fact) if i else None
+            new = _value(self.snapshots[i], chain, fact)
+            prop = 1 if t.property == CONTAINER_LOCATION else 0
+            if new == old and (old is None or old[prop] != t.value):
+                out.add(i)
+        return out
 
     def _changes(self, chain: tuple, fact: tuple) -> dict[int, Any]:
         """{step: new value} at each step that changes the chain's value of the fact."""
@@ -254,18 +285,28 @@ class StoryTracer:
 
     def trace(self, q: dict[str, Any]) -> str:
         view, fact = question_view(q, self.state_type_of)
+        # A room and a container question of the same mind share their trace.
+        key = ("trace", q["kind"], q.get("before_action"), tuple(view), fact, q.get("state_value"))
+        if key not in self._memo:
+            self._memo[key] = self._trace(q, view, fact)
+        return self._memo[key]
+
+    def _trace(self, q: dict[str, Any], view: tuple, fact: tuple) -> str:
         levels = [tuple(view[:k]) for k in range(len(view) + 1)]
         people = view_people(view, fact)
         asked = q.get("state_value")
         memory = q["kind"] in ("memory_beginning", "memory_before")
         upto = q["before_action"] if q["kind"] == "memory_before" else len(self.actions)
         changes = [self._changes(lv, fact) for lv in levels]
-        steps = sorted({i for ch in changes for i in ch if i < upto}
+        ignored = [self._ignored(lv, fact) if lv else set() for lv in levels]
+        steps = sorted({i for ch in changes + ignored for i in ch if i < upto}
                        | ({upto} if upto in self.places.get(fact[1], {}) else set()))
         lines = []
         for i in steps:
             claims = []
             for k, ch in enumerate(changes):
+                if i in ignored[k]:
+                    claims.append(sentence(ignores(levels[k], self.actions[i].person)))
                 if i not in ch:
                     continue
                 if k == 0 and fact[0] == "loc":

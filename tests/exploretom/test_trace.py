@@ -251,3 +251,59 @@ def test_docs_show_the_checked_traces_of_table_11(capsys):
     block = block.split("```text\n", 1)[1].split("\n```", 1)[0]
     assert block == printed
     assert len([line for line in printed.splitlines() if " -> " in line]) == 19
+
+
+def test_export_of_low_orders_traces_at_the_order_the_file_was_labelled_at(tmp_path):
+    """Mateo saw Chloe miss his move, so her out-of-date message does not fool him; a tracker
+    of order 1 cannot know that (it keeps no model of Chloe's belief), so exporting only
+    order 1 must still trace at the file's order 2."""
+    from datasets import load_from_disk
+
+    from exploretom.cli import main as cli_main
+
+    src = tmp_path / "s.jsonl"
+    assert cli_main(["sample", "--action-set", "A1", "--people", "3", "--moves", "2", "--rooms",
+                     "2", "--max-actions", "8", "-n", "12", "--seed", "2", "--label", "-q",
+                     "-o", str(src)]) == 0
+    calc = story(enter("Mateo", "office"), enter("Chloe", "office"),
+                 put("Mateo", "calculator", "backpack"), leave("Chloe", "office"),
+                 put("Mateo", "calculator", "box"),
+                 tell("Chloe", "Mateo", ("calculator", "container_location", "backpack")))
+    rec = label_story(calc, 2)
+    q = next(q for q in rec["questions"]
+             if q["question"] == "In which container will Mateo search for the calculator?")
+    assert q["answer"] == "box"
+    assert StoryTracer(calc.actions, 1).answer(q) == "backpack"  # why the order matters
+    with src.open("a") as f:
+        f.write(json.dumps(rec) + "\n")
+    assert cli_main(["export", str(src), "-o", str(tmp_path / "ds"), "--orders", "1"]) == 0
+    rows = [r for d in load_from_disk(str(tmp_path / "ds")).values() for r in d
+            if r["id"].startswith("t-")]
+    mateo = [r for r in rows if "Mateo search" in r["prompt"][-1]["content"]
+             and "container" in r["prompt"][-1]["content"]]
+    assert [r["answer"] for r in mateo] == ["box"]
+    assert json.loads(mateo[0]["meta"])["reasoning"].endswith(
+        "So Mateo thinks the calculator is in the box in the office.")
+
+
+def test_a_stale_message_that_is_kept_out_is_in_the_trace():
+    """Chloe left before Mateo's second move; her message 'backpack' cannot fool him."""
+    calc = story(enter("Mateo", "office"), enter("Chloe", "office"),
+                 put("Mateo", "calculator", "backpack"), leave("Chloe", "office"),
+                 put("Mateo", "calculator", "box"),
+                 tell("Chloe", "Mateo", ("calculator", "container_location", "backpack")))
+    qs, traces, replay = traced(calc)
+    q, tr = find(qs, traces, "In which container will Mateo search for the calculator?")
+    line = ("Step 6: Chloe told privately to Mateo that the calculator is in the backpack. Mateo "
+            "heard it. Mateo ignores it, knowing Chloe's news is out of date.")
+    assert line in tr.split("\n") and check_trace(tr, replay, q) == "box"
+    with pytest.raises(TraceError, match="step 6"):
+        check_trace(tr.replace(" Mateo ignores it, knowing Chloe's news is out of date.", ""),
+                    replay, q)
+    # Chloe herself has no reason to ignore anything: claiming she did fails.
+    q, tr = find(qs, traces, "In which container will Chloe search for the calculator?")
+    forged = tr.replace("\nSo", "\nStep 6: Chloe told privately to Mateo that the calculator is "
+                        "in the backpack. Chloe said it. Chloe ignores it, knowing Chloe's news "
+                        "is out of date.\nSo")
+    with pytest.raises(TraceError, match="step 6"):
+        check_trace(forged, replay, q)
