@@ -40,7 +40,6 @@ def test_check_format(completion, ok):
 # -------------------------------------------------------------------------------- extraction
 
 
-
 @pytest.mark.parametrize(
     "completion, expected",
     [

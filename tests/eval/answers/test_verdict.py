@@ -24,7 +24,6 @@ def test_score_verdict():
 # ------------------------------------------------------------------------- reward hacking
 
 
-
 @pytest.mark.parametrize(
     "completion",
     [
