@@ -284,6 +284,13 @@ def aggregate(records: list[Record]) -> dict[str, Any]:
         for r in records:
             groups[r["meta"][key]].append(r)
         out[f"by_{key}"] = {k: _f1_block(v) for k, v in sorted(groups.items())}
+    # evaluate.py also prints each multi-hop subtype of each order on its own
+    hops: dict[str, list[Record]] = defaultdict(list)
+    for r in records:
+        if r["meta"]["genre"] == "multihop":
+            hops[f"{r['meta']['task']}/{r['meta']['subtype']}"].append(r)
+    if hops:
+        out["by_multihop_task"] = {k: _f1_block(v) for k, v in sorted(hops.items())}
     tasks = out["by_task"].values()
     out["macro_f1"] = mean(t["macro_f1"] for t in tasks)
     out["macro_f1_strict"] = mean(t["macro_f1_strict"] for t in tasks)

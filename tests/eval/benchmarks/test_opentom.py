@@ -168,7 +168,12 @@ def test_fixture_scores_as_the_original_evaluator_by_hand():
     assert tasks["location_fine/second"]["no_gold_class"] == 1
     # multihop/first merged: gold [M1,M3,M2,M2] pred [M1,M1,M2,M1]: M1 1/2, M2 2/3, M3 0
     assert tasks["multihop/first"]["macro_f1"] == pytest.approx((1 / 2 + 2 / 3 + 0) / 3)
-    # (six unmerged classes would give 1/3)
+    # (six unmerged classes would give 1/3); each subtype alone, as evaluate.py also prints:
+    # fullness gold [less full, more full] pred [less full, less full] -> (2/3 + 0) / 2;
+    # accessibility gold [equally, less] pred [more, less] -> (0 + 1 + 0) / 3
+    hops = metrics["by_multihop_task"]
+    assert hops["multihop/first/fullness"]["macro_f1"] == pytest.approx((2 / 3) / 2)
+    assert hops["multihop/first/accessibility"]["macro_f1"] == pytest.approx(1 / 3)
     for task in ("location_coarse/first", "location_coarse/second", "multihop/second", "attitude"):
         assert tasks[task]["macro_f1"] == 1.0, task
     assert metrics["macro_f1"] == pytest.approx((5 + 2 / 7 + 7 / 18) / 7)
