@@ -130,6 +130,7 @@ def test_two_machines_join_one_world_and_train_a_step(fake_slurm, tiny, toy_data
     assert (env_file.stat().st_mtime if env_file.exists() else None) == before
 
 
+@pytest.mark.slow  # the preflight check imports TRL: ~25 s on 2 loaded cores
 def test_server_mode_puts_vllm_on_the_first_node_and_trainers_on_the_rest(fake_slurm, tiny, toy_data, tmp_path):
     """VLLM_SERVER=1 on three nodes: the server on node0, two training machines on node1-2, each told
     where the server is; the preflight check runs for the trainers' process count."""
