@@ -64,7 +64,7 @@ export WANDB_MODE=${WANDB_MODE:-offline}
 export NCCL_ASYNC_ERROR_HANDLING=1
 
 mapfile -t NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
-GENERATION=()
+GENERATION=()  # (expanded as ${GENERATION[@]+...}: bash < 4.4 calls an empty array unbound under set -u)
 if [ "${VLLM_SERVER:-0}" = 1 ]; then
   if [ "${#NODES[@]}" -lt 2 ]; then
     echo "error: VLLM_SERVER=1 needs at least 2 nodes (one for the server, the rest for training)" >&2
@@ -83,7 +83,7 @@ TRAIN_NODELIST=$(IFS=,; echo "${TRAIN_NODES[*]}")
 
 echo "[slurm_grpo] $NNODES training node(s) x $GPUS GPU(s), head $HEAD:$PORT, $ACC, $CONFIG $*"
 # The real TRL config for this process count, checked before any GPU is busy.
-"$PY" -m rl.train "$CONFIG" "$@" "${GENERATION[@]}" --check \
+"$PY" -m rl.train "$CONFIG" "$@" ${GENERATION[@]+"${GENERATION[@]}"} --check \
   --num-processes $((NNODES * GPUS)) --num-machines "$NNODES"
 
 SERVER_PID=
@@ -127,4 +127,4 @@ srun --nodes="$NNODES" --ntasks="$NNODES" --ntasks-per-node=1 --nodelist="$TRAIN
   exec "$ACCELERATE_BIN" launch --config_file "$ACC" --deepspeed_multinode_launcher standard \
     --num_machines "$NNODES" --num_processes $((NNODES * GPUS)) \
     --machine_rank "$SLURM_PROCID" --main_process_ip "$HEAD" --main_process_port "$PORT" \
-    -m rl.train "$CONFIG" "$@"' _ "$@" "${GENERATION[@]}"
+    -m rl.train "$CONFIG" "$@"' _ "$@" ${GENERATION[@]+"${GENERATION[@]}"}
