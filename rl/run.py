@@ -217,9 +217,9 @@ def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: li
                         help="validate the config, load the data and build TRL's config, then stop "
                              "(writes nothing)")
     parser.add_argument("--num-processes", type=int, default=None, metavar="N",
-                        help="with --check: the processes the run will have in all (default: WORLD_SIZE or 1)")
+                        help="rl.train --check: the processes the run will have in all (default: WORLD_SIZE or 1)")
     parser.add_argument("--num-machines", type=int, default=1, metavar="M",
-                        help="with --check: the machines they are spread over (default 1)")
+                        help="rl.train --check: the machines they are spread over (default 1)")
     args, overrides = parser.parse_known_args(argv)
     try:
         check_versions()
