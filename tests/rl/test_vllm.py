@@ -139,9 +139,27 @@ def sharp_model(tmp_path_factory):
     return _sharp_tiny_model(tmp_path_factory.mktemp("vllm-grpo"))
 
 
+def _cli(tmp_path: Path, model: Path, toy_data, *vllm: str) -> list[dict]:
+    """`python -m rl.train` with the shipped tiny config and vLLM generation, 2 steps."""
+    out = tmp_path / "cli"
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "rl.train", str(REPO / "configs/grpo/tiny-cpu.yaml"),
+                           "--model.path", str(model), "--train.output_dir", str(out),
+                           "--data.train", json.dumps([{"path": str(toy_data["location"])}]),
+                           "--max_steps", "2", "--logging_steps", "1", "--save_steps", "10",
+                           "--max_completion_length", "8", "--per_device_train_batch_size", "8",
+                           "--num_generations", "4", "--vllm.enabled", "true", *vllm],
+                          env=env, cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+
+
 @pytest.mark.slow
-def test_grpo_colocate_trains_and_syncs_weights(sharp_model, tmp_path):
+def test_grpo_colocate_trains_and_syncs_weights(sharp_model, tmp_path, toy_data):
     _check(_run("colocate", tmp_path, sharp_model))
+    # the same through the command line and the shipped config
+    logs = _cli(tmp_path, sharp_model, toy_data, "--vllm.mode", "colocate")
+    assert [r["step"] for r in logs if "loss" in r] == [1, 2]
 
 
 def _free_port() -> int:
@@ -151,7 +169,7 @@ def _free_port() -> int:
 
 
 @pytest.mark.slow
-def test_grpo_server_mode_with_the_project_server_script(sharp_model, tmp_path):
+def test_grpo_server_mode_with_the_project_server_script(sharp_model, tmp_path, toy_data):
     import requests
 
     port = _free_port()
@@ -174,6 +192,9 @@ def test_grpo_server_mode_with_the_project_server_script(sharp_model, tmp_path):
             assert time.monotonic() < deadline, "the vLLM server did not come up in 10 minutes"
             time.sleep(2)
         _check(_run("server", tmp_path, sharp_model, base_url))
+        logs = _cli(tmp_path, sharp_model, toy_data, "--vllm.mode", "server", "--vllm.server_host", "127.0.0.1",
+                    "--vllm.server_port", str(port))
+        assert [r["step"] for r in logs if "loss" in r] == [1, 2]
     finally:
         os.killpg(server.pid, 15)  # the script execs vllm, which has its own workers
         server.wait(timeout=60)
