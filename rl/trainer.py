@@ -215,13 +215,14 @@ def greedy_eval_callback(trainer, rows: list[dict[str, Any]], every: int, max_ne
 
         texts = gather_object([c.text if c.ok else None for c in done])
         ordered = gather_object(mine)
-        return {f"greedy_eval/{k}": v for k, v in accuracy_by_group(ordered, texts).items()}
+        metrics = {f"greedy_eval/{k}": v for k, v in accuracy_by_group(ordered, texts).items()}
+        metrics["greedy_eval/rows"] = float(len(ordered))  # all processes' shares, gathered
+        return metrics
 
     class GreedyEval(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
             if state.global_step % every == 0 or state.global_step == state.max_steps:
                 metrics = evaluate(state)
-                metrics["greedy_eval/rows"] = float(len(rows))
                 # Trainer.log, not GRPOTrainer.log: the latter would flush the half-filled
                 # training metrics of the current logging window. Logging resets should_log,
                 # which would swallow this step's own training log: keep it.

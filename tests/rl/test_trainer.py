@@ -219,3 +219,35 @@ def test_config_checks_the_extras(toy_data):
     funcs, weights = reward_functions(cfg)
     assert [f.__name__ for f in funcs] == ["format_reward", "outcome_reward", "overlong_penalty"]
     assert weights == [1.0, 1.0, 0.5]
+
+
+@pytest.mark.slow
+def test_dynamic_sampling_and_greedy_eval_under_two_processes(tiny, tmp_path, toy_data):
+    """Refill rounds and the evaluation's gathers are collective: two CPU processes (gloo) must
+    agree on the number of rounds and see every held-out row once."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "ddp"
+    cmd = [str(Path(sys.executable).parent / "accelerate"), "launch", "--config_file",
+           "configs/accelerate/cpu-2proc.yaml", "--main_process_port", str(port), "-m", "rl.train", GRPO_CFG,
+           "--model.path", str(tiny), "--train.output_dir", str(out),
+           "--data.train", json.dumps([{"path": str(toy_data["location"])}]),
+           "--data.eval", json.dumps([{"path": str(toy_data["knowledge"]), "split": "test", "max_rows": 7}]),
+           "--max_steps", "2", "--logging_steps", "1", "--save_steps", "10", "--max_completion_length", "8",
+           "--per_device_train_batch_size", "8", "--num_generations", "4",
+           "--grpo.dynamic_sampling", "true", "--grpo.max_generation_rounds", "2", "--greedy_eval.steps", "1"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled"}
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "2 process(es)" in proc.stderr
+    logs = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    evals = [r for r in logs if "greedy_eval/accuracy" in r]
+    assert [r["step"] for r in evals] == [1, 2] and all(r["greedy_eval/rows"] == 7.0 for r in evals)
+    train = [r for r in logs if "dynamic_sampling/rounds" in r]
+    assert len(train) == 2 and all(r["dynamic_sampling/rounds"] in (1.0, 2.0) for r in train)
