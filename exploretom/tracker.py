@@ -1,7 +1,9 @@
 """World state and nested beliefs of every person, updated action by action (SEMANTICS.md).
 
 Beliefs are kept per *chain* of people: `()` is the true world, `("Anne",)` is what Anne
-believes, `("Anne", "Beth")` what Anne believes Beth believes, and so on up to `max_order`.
+believes, `("Anne", "Beth")` what Anne believes Beth believes, and so on up to `max_order`,
+plus one order more, kept only to judge messages: a mind at the highest asked order still has a
+model of each speaker's belief (which information wins, below).
 Each chain maps facts to `(value, ts)`:
 
 - `("loc", obj)`          -> `(room, container)`; room `None` = unknown; container `OPEN` = lying
@@ -62,6 +64,7 @@ class Tracker:
         if max_order < 1:
             raise ValueError(f"max_order must be >= 1, got {max_order}")
         self.max_order = max_order
+        self.depth = max_order + 1  # orders tracked: one more than asked (see module docstring)
         self.beliefs: dict[Chain, dict[Fact, tuple]] = {(): {}}
         self.person_room: dict[str, str | None] = {}
         self.container_room: dict[str, str] = {}
@@ -80,7 +83,7 @@ class Tracker:
     # ------------------------------------------------------------------ reading
     def copy(self) -> "Tracker":
         t = Tracker.__new__(Tracker)
-        t.max_order = self.max_order
+        t.max_order, t.depth = self.max_order, self.depth
         t.beliefs = {c: dict(b) for c, b in self.beliefs.items()}
         t.person_room = dict(self.person_room)
         t.container_room = dict(self.container_room)
@@ -150,7 +153,7 @@ class Tracker:
         witnesses = [p for p in self.people if p in wset]
         level = [(p,) for p in self.people if p in oset]
         out = list(level)
-        for _ in range(self.max_order - 1):
+        for _ in range(self.depth - 1):
             level = [c + (q,) for c in level for q in witnesses if q != c[-1]]
             out.extend(level)
         return out
@@ -456,7 +459,7 @@ class Tracker:
         cur = mine.get(key)
         if cur is not None and _holds(cur[0], prop, value):
             return  # nothing new for this mind
-        if chain[-1] != speaker and len(chain) < self.max_order:
+        if chain[-1] != speaker and len(chain) < self.depth:
             model = self.beliefs.get(chain + (speaker,), {}).get(key)
             if (model is not None and _holds(model[0], prop, value) and cur is not None
                     and cur[1] > model[1]):

@@ -703,3 +703,18 @@ def test_order_two_interesting_varies_the_outermost_person_only():
     assert answer(out, know.format("Anne", "Beth")) == "does not know about it"
     assert not ask(out, know.format("Anne", "Beth"))["interesting"]
     assert not ask(out, know.format("Charles", "Beth"))["interesting"]
+
+
+def test_a_mind_at_the_highest_asked_order_still_judges_messages():
+    # Anne moved the apple to the basket in front of Beth after Carl left; back in the kitchen,
+    # Carl says "box". Anne knows Beth saw the move and knows Carl missed it: she thinks Beth
+    # keeps "basket". (Order 2 is the highest asked; a third order is tracked to judge this.)
+    actions = (enter("Anne", "kitchen"), enter("Beth", "kitchen"), enter("Carl", "kitchen"),
+               put("Anne", "apple", "box"), leave("Carl", "kitchen"),
+               put("Anne", "apple", "basket"), enter("Carl", "kitchen"),
+               announce("Carl", ("apple", "container_location", "box")))
+    q = "In which container does Anne think that Beth will search for the apple?"
+    assert answer(labels(*actions), q) == "basket"
+    assert answer(labels(*actions, max_order=3), q) == "basket"
+    assert answer(labels(*actions), "In which container will Beth search for the apple?") \
+        == "basket"
