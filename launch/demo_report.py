@@ -270,7 +270,10 @@ def build(out: Path) -> dict[str, Any]:
     for stage in STAGE_ORDER:
         path = out / "stages" / f"{stage}.json"
         if path.exists():
-            summary["stages"][stage] = json.loads(path.read_text())["seconds"]
+            entry = json.loads(path.read_text())
+            summary["stages"][stage] = entry["seconds"]
+            if "cpu_seconds" in entry:
+                summary.setdefault("stage_cpu_seconds", {})[stage] = entry["cpu_seconds"]
     stats_path = out / "data" / "exploretom" / "export_stats.json"
     data_stats = json.loads(stats_path.read_text()) if stats_path.exists() else {}
 
@@ -397,6 +400,11 @@ def markdown(s: dict[str, Any], data: dict[str, Any], grpo_log: list[dict]) -> s
     total = sum(s["stages"].values())
     lines += ["Stages (seconds): " + ", ".join(f"{k} {v:.0f}" for k, v in s["stages"].items())
               + f"; total {total:.0f} s ({total / 60:.1f} min).", ""]
+    if s.get("stage_cpu_seconds"):  # on shared cores wall time overstates the cost
+        cpu = s["stage_cpu_seconds"]
+        lines += ["CPU seconds of the stages' processes: "
+                  + ", ".join(f"{k} {v:.0f}" for k, v in cpu.items())
+                  + f"; total {sum(cpu.values()):.0f} s.", ""]
     if data:
         splits = data.get("splits", {})
         lines += ["## Data", "", "| split | rows | stories |", "|---|---|---|"]
