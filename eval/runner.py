@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from eval.backends.base import Backend, Completion, GenerationConfig
 from eval.benchmarks import get_benchmark
-from eval.benchmarks.base import REPO_ROOT, Benchmark, BenchmarkFormatError, Record, Row, record_for
+from eval.benchmarks.base import REPO_ROOT, Benchmark, BenchmarkFormatError, Record, Row, mean, record_for
 from eval.results import SCHEMA_VERSION, write_json
 from eval.rows import SYSTEM_PROMPT
 from eval.suites import Suite, check_options
@@ -261,10 +261,6 @@ def metrics_of(bench: Benchmark, records: list[Record], n: int) -> dict[str, Any
     return _mean_tree(per_sample)
 
 
-def _mean(xs: list[float]) -> float | None:
-    return sum(xs) / len(xs) if xs else None
-
-
 def summarise(task: Task, run: BenchmarkRun, seconds: float) -> dict[str, Any]:
     bench, config = task.benchmark, task.config
     metrics = metrics_of(bench, run.records, config.n) if run.records else {}
@@ -280,8 +276,8 @@ def summarise(task: Task, run: BenchmarkRun, seconds: float) -> dict[str, Any]:
         "n_failed": len(run.failed),
         "n_cached": run.cached,
         "samples_per_prompt": config.n,
-        "format_ok_rate": _mean([float(bool(r["format_ok"])) for r in run.records if "format_ok" in r]),
-        "mean_completion_tokens": _mean([float(t) for t in tokens]),
+        "format_ok_rate": mean([bool(r["format_ok"]) for r in run.records if "format_ok" in r], empty=None),
+        "mean_completion_tokens": mean(tokens, empty=None),
         "generation": config.as_dict(),
         "data": task.data,
         "selection": task.selection,

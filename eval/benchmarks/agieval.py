@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from eval import answers
-from eval.benchmarks._formats import (
+from eval.benchmarks._common import (
     LETTERS, check_unique_ids, fail, has_cjk, letters_for, option_lines, read_jsonl, require, warn,
 )
 from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns, default_score
@@ -109,14 +109,14 @@ def _gold(label: Any, task: str, n_options: int, file: Path, n: int) -> Gold:
     task compares the parsed letter with the label string (`==`); a multi-answer task compares
     the set of parsed letters with `set(label)` (a list) or `{label}` (a string)."""
     if not isinstance(label, (str, list)):
-        raise fail(file, n, f"field 'label': expected a letter or a list of letters, got {label!r}")
+        fail(file, n, f"field 'label': expected a letter or a list of letters, got {label!r}")
     valid = LETTERS[:n_options]
     entries = label if isinstance(label, list) else [label]
     single = [_letter(x) for x in entries]
     if all(single) and single:
         out = [x for x in single if x not in valid]
         if out:  # a letter the item has no option for: a broken file, not an odd label
-            raise fail(file, n, f"field 'label': {', '.join(out)} not among the options {valid[0]}-{valid[-1]}")
+            fail(file, n, f"field 'label': {', '.join(out)} not among the options {valid[0]}-{valid[-1]}")
         letters = sorted(set(single))
         if task in MULTI_ANSWER_TASKS or isinstance(label, str):
             return Gold(letters, None)
@@ -137,7 +137,7 @@ def _task_rows(file: Path) -> tuple[list[Row], dict[str, str], list[int]]:
         question = require(obj, "question", file, n)
         passage = obj.get("passage")
         if passage is not None and not isinstance(passage, str):
-            raise fail(file, n, f"field 'passage': expected str or null, got {type(passage).__name__}")
+            fail(file, n, f"field 'passage': expected str or null, got {type(passage).__name__}")
         lang = _language(task, question)
         text = _TEXT[lang]
         parts = [passage.strip()] if passage and passage.strip() else []
@@ -151,12 +151,12 @@ def _task_rows(file: Path) -> tuple[list[Row], dict[str, str], list[int]]:
         options_raw = obj.get("options")
         if options_raw:  # multiple choice
             if not isinstance(options_raw, list) or not all(isinstance(o, str) for o in options_raw):
-                raise fail(file, n, "field 'options': expected a list of strings")
+                fail(file, n, "field 'options': expected a list of strings")
             if len(options_raw) > len(LETTERS):
-                raise fail(file, n, f"field 'options': {len(options_raw)} options, at most {len(LETTERS)}")
+                fail(file, n, f"field 'options': {len(options_raw)} options, at most {len(LETTERS)}")
             options = [strip_label(o, i) for i, o in enumerate(options_raw)]
             if obj.get("label") is None:
-                raise fail(file, n, "field 'label': missing")
+                fail(file, n, "field 'label': missing")
             gold = _gold(obj["label"], task, len(options), file, n)
             multi = task in MULTI_ANSWER_TASKS
             parts += [option_lines(options),
@@ -173,7 +173,7 @@ def _task_rows(file: Path) -> tuple[list[Row], dict[str, str], list[int]]:
             gold_text = require(obj, "answer", file, n, (str, int, float))
             answer = _cloze_gold(str(gold_text))
             if not answer:
-                raise fail(file, n, "field 'answer': empty")
+                fail(file, n, "field 'answer': empty")
             parts.append(text["cloze"])
             item_meta["kind"] = "cloze"
             answer_type, choices = "number", []
@@ -182,7 +182,7 @@ def _task_rows(file: Path) -> tuple[list[Row], dict[str, str], list[int]]:
                              answer_type=answer_type, choices=choices, meta=item_meta))
         where[rid] = f"line {n}"
     if not rows:
-        raise fail(file, None, "no items")
+        fail(file, None, "no items")
     return rows, where, unscorable
 
 

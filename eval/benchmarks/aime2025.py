@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from eval.benchmarks._formats import check_unique_ids, fail, multi_valued_breakdown, read_jsonl, require
+from eval.benchmarks._common import check_unique_ids, fail, multi_valued_breakdown, read_jsonl, require
 from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row, accuracy_with_breakdowns
 from eval.rows import make_row
 
@@ -25,7 +25,7 @@ def _parquet_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     try:
         table = pq.read_table(path)
     except Exception as e:  # pyarrow raises several types for truncated or foreign files
-        raise fail(path, None, f"not a readable Parquet file ({type(e).__name__}: {str(e).splitlines()[0]})") from None
+        fail(path, None, f"not a readable Parquet file ({type(e).__name__}: {str(e).splitlines()[0]})")
     for i, rec in enumerate(table.to_pylist(), 1):
         yield f"record {i}", rec
 
@@ -47,14 +47,14 @@ def _records(file: Path) -> Iterator[tuple[str | int, dict[str, Any]]]:
     elif file.suffix in (".jsonl", ".json"):
         yield from read_jsonl(file)
     else:
-        raise fail(file, None, "expected a .parquet or .jsonl file")
+        fail(file, None, "expected a .parquet or .jsonl file")
 
 
 def _integer(value: Any, name: str, file: Path, where: str | int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)) or (
         isinstance(value, str) and not value.strip().isdigit()
     ):
-        raise fail(file, where, f"field {name!r}: expected an integer, got {value!r}")
+        fail(file, where, f"field {name!r}: expected an integer, got {value!r}")
     return int(value)
 
 
@@ -69,7 +69,7 @@ def load(path: Path) -> list[Row]:
             problem = require(rec, "problem", file, loc)
             answer = _integer(require(rec, "answer", file, loc, (int, str)), "answer", file, loc)
             if not 0 <= answer <= 999:
-                raise fail(file, loc, f"field 'answer': {answer} is outside 0-999")
+                fail(file, loc, f"field 'answer': {answer} is outside 0-999")
             topics = rec.get("problem_type") or []
             if isinstance(topics, str):
                 topics = [topics]
@@ -82,7 +82,7 @@ def load(path: Path) -> list[Row]:
             ))
             where[rid] = loc if isinstance(loc, str) else f"line {loc}"
         if len(rows) == before:
-            raise fail(file, None, "no records")
+            fail(file, None, "no records")
     check_unique_ids(rows, files[0] if len(files) == 1 else Path(path), where)
     return rows
 

@@ -10,7 +10,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from eval import answers
 from eval.rows import meta
@@ -41,7 +41,7 @@ def default_score(row: Row, response: str) -> Record:
 
 def accuracy_with_breakdowns(records: list[Record], keys: tuple[str, ...]) -> dict[str, Any]:
     """Mean of `correct` overall and per value of each breakdown key found in `record['meta']`."""
-    out: dict[str, Any] = {"accuracy": _mean(r["correct"] for r in records), "n": len(records)}
+    out: dict[str, Any] = {"accuracy": mean(r["correct"] for r in records), "n": len(records)}
     for key in keys:
         groups: dict[str, list[bool]] = defaultdict(list)
         for r in records:
@@ -50,14 +50,16 @@ def accuracy_with_breakdowns(records: list[Record], keys: tuple[str, ...]) -> di
                 groups[str(value)].append(bool(r["correct"]))
         if groups:
             out[f"by_{key}"] = {
-                k: {"accuracy": _mean(v), "n": len(v)} for k, v in sorted(groups.items())
+                k: {"accuracy": mean(v), "n": len(v)} for k, v in sorted(groups.items())
             }
     return out
 
 
-def _mean(xs) -> float:
+def mean(xs: Iterable[Any], empty: float | None = 0.0) -> float | None:
+    """The mean of numbers or booleans; `empty` when there are none (0.0 for a metric over no
+    records; the runner's summary asks for None)."""
     xs = [float(x) for x in xs]
-    return sum(xs) / len(xs) if xs else 0.0
+    return sum(xs) / len(xs) if xs else empty
 
 
 @dataclass

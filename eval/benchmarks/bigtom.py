@@ -19,13 +19,13 @@ import csv
 import io
 from pathlib import Path
 
-from eval.benchmarks._tom_common import (
+from eval.benchmarks._common import (
     LETTERS,
     choice_block,
     fail,
     files_in,
+    permutation_str_seed,
     read_text,
-    seeded_permutation,
 )
 from eval.benchmarks.base import Benchmark, Row
 from eval.rows import make_row
@@ -105,7 +105,7 @@ def _items(rec: list[str], file: Path, lineno: int, seed: int) -> list[Row]:
                 gold, wrong = (aware, unaware) if condition == "true_belief" else (unaware, aware)
                 init = "shown" if shown else "hidden"
                 item_id = f"{NAME}/{file.stem}/{lineno}/{init}/{variable}/{condition}"
-                order = seeded_permutation(2, item_id, seed)
+                order = permutation_str_seed(2, item_id, seed)
                 options = [[gold, wrong][i].strip() for i in order]
                 out.append(make_row(
                     id=item_id,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from eval import answers
-from eval.benchmarks._formats import (
+from eval.benchmarks._common import (
     LETTERS, check_unique_ids, fail, option_lines, read_jsonl, require, string_list,
 )
 from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns
@@ -54,7 +54,7 @@ PARTS = ("emotion", "cause")
 
 def _user(lang: str, scenario: str, question: str, options: list[str]) -> str:
     return "\n\n".join(
-        [_SCENARIO[lang].format(scenario=scenario.strip()), question, option_lines(options),
+        [_SCENARIO[lang].format(scenario=scenario.strip()), question, option_lines([o.strip() for o in options]),
          _INSTRUCTION[lang]]
     )
 
@@ -62,8 +62,8 @@ def _user(lang: str, scenario: str, question: str, options: list[str]) -> str:
 def _eu_user(lang: str, scenario: str, subject: str, options: dict[str, list[str]]) -> str:
     q1, q2 = (q.format(subject=subject) for q in _EU_QUESTIONS[lang])
     return "\n\n".join(
-        [_SCENARIO[lang].format(scenario=scenario.strip()), q1, option_lines(options["emotion"]),
-         q2, option_lines(options["cause"]), _EU_INSTRUCTION[lang]]
+        [_SCENARIO[lang].format(scenario=scenario.strip()), q1, option_lines([o.strip() for o in options["emotion"]]),
+         q2, option_lines([o.strip() for o in options["cause"]]), _EU_INSTRUCTION[lang]]
     )
 
 
@@ -71,7 +71,7 @@ def _gold_letter(options: list[str], label: str, path: Path, n: int, name: str) 
     # The release stores the gold as option text; an exact match is what the original code uses.
     if options.count(label) != 1:
         found = "not among" if label not in options else "more than once in"
-        raise fail(path, n, f"field {name!r}: gold text {found} the options")
+        fail(path, n, f"field {name!r}: gold text {found} the options")
     return LETTERS[options.index(label)]
 
 
@@ -79,7 +79,7 @@ def _common(obj: dict, path: Path, n: int) -> tuple[str, str, str, str]:
     qid = require(obj, "qid", path, n, (str, int))
     lang = require(obj, "language", path, n)
     if lang not in LANGUAGES:
-        raise fail(path, n, f"field 'language': {lang!r} is not one of {', '.join(LANGUAGES)}")
+        fail(path, n, f"field 'language': {lang!r} is not one of {', '.join(LANGUAGES)}")
     return str(qid), lang, require(obj, "scenario", path, n), require(obj, "subject", path, n)
 
 
@@ -92,7 +92,7 @@ def _ea_rows(path: Path, languages: Sequence[str]) -> tuple[list[Row], dict[str,
         category = require(obj, "category", path, n)
         qtype = require(obj, "question type", path, n)
         if qtype not in _EA_KIND["en"]:
-            raise fail(path, n, f"field 'question type': {qtype!r} is not Response or Action")
+            fail(path, n, f"field 'question type': {qtype!r} is not Response or Action")
         options = string_list(obj, "choices", path, n)
         gold = _gold_letter(options, require(obj, "label", path, n), path, n, "label")
         question = _EA_QUESTION[lang].format(kind=_EA_KIND[lang][qtype], subject=subject)
@@ -145,8 +145,8 @@ def _task_of(file: Path) -> str:
             return "EU"
         if "choices" in obj:
             return "EA"
-        raise fail(file, n, "neither an EA record (field 'choices') nor an EU record (field 'emotion_choices')")
-    raise fail(file, None, "empty file")
+        fail(file, n, "neither an EA record (field 'choices') nor an EU record (field 'emotion_choices')")
+    fail(file, None, "empty file")
 
 
 def load(path: Path, *, languages: Sequence[str] = LANGUAGES) -> list[Row]:
@@ -167,7 +167,7 @@ def load(path: Path, *, languages: Sequence[str] = LANGUAGES) -> list[Row]:
     for file in files:
         file_rows, where = _READERS[_task_of(file)](file, languages)
         if not file_rows and not any(True for _ in read_jsonl(file)):
-            raise fail(file, None, "no records")
+            fail(file, None, "no records")
         check_unique_ids(file_rows, file, where)
         rows += file_rows
     return rows

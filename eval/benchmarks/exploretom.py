@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from eval.benchmarks._formats import check_unique_ids, fail, read_jsonl
+from eval.benchmarks._common import check_unique_ids, fail, read_jsonl
 from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row
 from eval.rows import COLUMNS, RowError, make_row, validate_row
 
@@ -51,12 +51,12 @@ def _from_disk(path: Path, split: str) -> tuple[Path, Iterable[dict[str, Any]]]:
     try:
         ds = load_from_disk(str(path))
     except Exception as e:  # datasets raises FileNotFoundError/ValueError/Arrow errors alike
-        raise fail(path, None, f"not a dataset saved with save_to_disk ({type(e).__name__}: {str(e).splitlines()[0]})") from None
+        fail(path, None, f"not a dataset saved with save_to_disk ({type(e).__name__}: {str(e).splitlines()[0]})")
     if isinstance(ds, DatasetDict):
         if split not in ds and len(ds) == 1 and "expected_answer" in next(iter(ds.values())).column_names:
             return path / next(iter(ds)), next(iter(ds.values()))  # the hub release: one 'train' split
         if split not in ds:
-            raise fail(path, None, f"no split {split!r} (splits: {', '.join(sorted(ds)) or 'none'})")
+            fail(path, None, f"no split {split!r} (splits: {', '.join(sorted(ds)) or 'none'})")
         return path / split, ds[split]
     assert isinstance(ds, Dataset)
     return path, ds
@@ -73,9 +73,9 @@ def _read_csv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield f"line {start}", rec
                 start = reader.line_num + 1
     except UnicodeDecodeError as e:
-        raise fail(path, None, f"not UTF-8 text ({e.reason})") from None
+        fail(path, None, f"not UTF-8 text ({e.reason})")
     except csv.Error as e:
-        raise fail(path, None, f"not valid CSV ({e})") from None
+        fail(path, None, f"not valid CSV ({e})")
 
 
 def _records(path: Path, split: str) -> tuple[Path, Iterable[tuple[str, dict[str, Any]]]]:
@@ -113,14 +113,14 @@ def _flag(value: Any, file: Path, loc: str, column: str) -> bool | None:
     text = str(value).strip().lower()
     if text in ("true", "false"):
         return text == "true"
-    raise fail(file, loc, f"field {column!r}: expected True or False, got {value!r}")
+    fail(file, loc, f"field {column!r}: expected True or False, got {value!r}")
 
 
 def _int(value: Any, file: Path, loc: str, column: str) -> int:
     try:
         return int(str(value).strip())
     except (TypeError, ValueError):
-        raise fail(file, loc, f"field {column!r}: expected an integer, got {value!r}") from None
+        fail(file, loc, f"field {column!r}: expected an integer, got {value!r}")
 
 
 def _params(value: Any) -> tuple[list[str], str | None, str | None]:
@@ -157,13 +157,13 @@ def release_row(rec: dict[str, Any], file: Path, loc: str, n: int, text: str) ->
 
     missing = [c for c in RELEASE_REQUIRED if c not in rec]
     if missing:
-        raise fail(file, loc, f"missing column(s) {', '.join(missing)} (ExploreToM release schema)")
+        fail(file, loc, f"missing column(s) {', '.join(missing)} (ExploreToM release schema)")
     story = rec["infilled_story" if text == "infilled" else "story_structure"]
     question, gold = rec["question"], rec["expected_answer"]
     for column, value in (("infilled_story" if text == "infilled" else "story_structure", story),
                           ("question", question), ("expected_answer", gold)):
         if not isinstance(value, str) or not value.strip():
-            raise fail(file, loc, f"field {column!r}: empty")
+            fail(file, loc, f"field {column!r}: empty")
     gold = gold.strip()
     nth = _int(rec["qprop=nth_order"], file, loc, "qprop=nth_order")
     people, thing, prop = _params(rec.get("qprop=params"))
@@ -203,11 +203,11 @@ def load(path: Path, split: str = DEFAULT_SPLIT, *, text: str = "infilled") -> l
             if not isinstance(json.loads(row["meta"]), dict):
                 raise RowError(f"row {row['id']!r}: meta must encode a JSON object")
         except RowError as e:
-            raise fail(file, loc, str(e)) from None
+            fail(file, loc, str(e))
         rows.append(row)
         where[row["id"]] = loc
     if not rows:
-        raise fail(file, None, "no rows")
+        fail(file, None, "no rows")
     check_unique_ids(rows, file, where)
     return rows
 

@@ -37,8 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from eval import answers
-from eval.benchmarks._formats import warn
-from eval.benchmarks._tom_common import (
+from eval.benchmarks._common import (
     LETTERS,
     choice_block,
     f1,
@@ -46,9 +45,10 @@ from eval.benchmarks._tom_common import (
     files_in,
     get,
     mean,
+    permutation_str_seed,
     read_json,
-    seeded_permutation,
     token_f1,
+    warn,
 )
 from eval.benchmarks.base import Benchmark, Record, Row, default_score
 from eval.rows import make_row
@@ -158,7 +158,7 @@ def _set_rows(rec, file: Path, i: int, context: str, seed: int, judge: str | Non
         w = f"{where} beliefQAs[{j}]"
         question = get(qa, "question", file, w).strip()
         right, wrong = (get(qa, k, file, w).strip() for k in ("correct_answer", "wrong_answer"))
-        order = seeded_permutation(2, f"{prefix}/belief_choice/{j}", seed)
+        order = permutation_str_seed(2, f"{prefix}/belief_choice/{j}", seed)
         options = [[right, wrong][k] for k in order]
         tom_type = get(qa, "tom_type", file, w)
         access = get(qa, "missed_info_accessibility", file, w)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from eval.benchmarks._formats import LETTERS, check_unique_ids, fail, option_lines, seeded_permutation
+from eval.benchmarks._common import LETTERS, check_unique_ids, fail, option_lines, permutation_sha256
 from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row
 from eval.rows import make_row
 
@@ -46,20 +46,20 @@ def load(path: Path, seed: int = SHUFFLE_SEED) -> list[Row]:
             header = reader.fieldnames or []
             missing = [c for c in REQUIRED if c not in header]
             if missing:
-                raise fail(file, 1, f"header lacks column(s) {', '.join(map(repr, missing))}")
+                fail(file, 1, f"header lacks column(s) {', '.join(map(repr, missing))}")
             start = reader.line_num + 1
             for rec in reader:
                 # Fields may span lines: name the line the record starts on.
                 loc = f"line {start}"
                 start = reader.line_num + 1
                 if None in rec or any(rec[c] is None for c in header):
-                    raise fail(file, loc, f"expected {len(header)} fields, got a different number")
+                    fail(file, loc, f"expected {len(header)} fields, got a different number")
                 for c in REQUIRED:
                     if not rec[c].strip():
-                        raise fail(file, loc, f"field {c!r}: empty")
+                        fail(file, loc, f"field {c!r}: empty")
                 record_id = rec["Record ID"].strip()
                 options = [rec[c].strip() for c in OPTION_COLUMNS]
-                order = seeded_permutation(4, NAME, seed, record_id)
+                order = permutation_sha256(4, NAME, seed, record_id)
                 shown = [options[i] for i in order]
                 user = "\n\n".join([rec["Question"].strip(), option_lines(shown),
                                     "Answer with the letter of the correct option."])
@@ -72,11 +72,11 @@ def load(path: Path, seed: int = SHUFFLE_SEED) -> list[Row]:
                 ))
                 where[rid] = loc
     except csv.Error as e:
-        raise fail(file, f"line {reader.line_num}", f"malformed CSV ({e})") from None
+        fail(file, f"line {reader.line_num}", f"malformed CSV ({e})")
     except UnicodeDecodeError as e:
-        raise fail(file, None, f"not UTF-8 text ({e.reason})") from None
+        fail(file, None, f"not UTF-8 text ({e.reason})")
     if not rows:
-        raise fail(file, None, "no records")
+        fail(file, None, "no records")
     check_unique_ids(rows, file, where)
     return rows
 

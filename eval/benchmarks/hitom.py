@@ -22,7 +22,7 @@ import json
 import re
 from pathlib import Path
 
-from eval.benchmarks._tom_common import choice_block, fail, files_in, get, read_json, short_repr
+from eval.benchmarks._common import choice_block, fail, files_in, get, read_json, short_repr
 from eval.benchmarks.base import Benchmark, Record, Row, accuracy_with_breakdowns
 from eval.rows import make_row, meta
 

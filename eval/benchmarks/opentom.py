@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from eval import answers
-from eval.benchmarks._tom_common import (
+from eval.benchmarks._common import (
     LETTERS,
     choice_block,
     f1,

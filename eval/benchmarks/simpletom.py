@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eval.benchmarks._tom_common import (
+from eval.benchmarks._common import (
     choice_block,
     fail,
     files_in,

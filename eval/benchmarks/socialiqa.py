@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from eval.benchmarks._formats import fail, option_lines, read_jsonl, require
+from eval.benchmarks._common import fail, option_lines, read_jsonl, require
 from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row
 from eval.rows import make_row
 
@@ -56,7 +56,7 @@ def _labels(path: Path) -> list[int]:
         if not value:
             continue
         if value not in ("1", "2", "3"):
-            raise fail(path, n, f"label {value!r} is not 1, 2 or 3")
+            fail(path, n, f"label {value!r} is not 1, 2 or 3")
         out.append(int(value))
     return out
 
@@ -68,13 +68,13 @@ def load(path: Path) -> list[Row]:
     rows: list[Row] = []
     for i, (n, obj) in enumerate(read_jsonl(items_file)):
         if i >= len(labels):
-            raise fail(labels_file, None, f"{len(labels)} labels but {items_file.name} has more items "
-                                          f"(first unlabelled at line {n})")
+            fail(labels_file, None, f"{len(labels)} labels but {items_file.name} has more items "
+                                    f"(first unlabelled at line {n})")
         context = require(obj, "context", items_file, n)
         question = require(obj, "question", items_file, n)
         options = [require(obj, f, items_file, n) for f in OPTION_FIELDS]
         user = "\n\n".join([
-            context.strip(), question.strip(), option_lines(options),
+            context.strip(), question.strip(), option_lines([o.strip() for o in options]),
             "Answer with the letter of the correct option.",
         ])
         rows.append(make_row(
@@ -83,9 +83,9 @@ def load(path: Path) -> list[Row]:
             meta={"split": split, "line": n, "question_type": question_type(question)},
         ))
     if len(rows) != len(labels):
-        raise fail(labels_file, len(rows) + 1, f"{len(labels)} labels for {len(rows)} items in {items_file.name}")
+        fail(labels_file, len(rows) + 1, f"{len(labels)} labels for {len(rows)} items in {items_file.name}")
     if not rows:
-        raise fail(items_file, None, "no items")
+        fail(items_file, None, "no items")
     return rows
 
 

@@ -23,15 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from eval import answers
-from eval.benchmarks._tom_common import (
+from eval.benchmarks._common import (
     LETTERS,
     choice_block,
     fail,
     files_in,
     get,
     mean,
+    permutation_str_seed,
     read_jsonl,
-    seeded_permutation,
     short_repr,
 )
 from eval.benchmarks.base import Benchmark, Record, Row, default_score
@@ -116,7 +116,7 @@ def _rows(item, file: Path, lineno: int, task: str, permutations: int, seed: int
     item_id = f"{NAME}/{task}/{lineno}"
     rows = []
     for p in range(permutations):
-        order = seeded_permutation(len(present), f"{item_id}/{p}", seed)
+        order = permutation_str_seed(len(present), f"{item_id}/{p}", seed)
         shown = [present[i] for i in order]
         rows.append(make_row(
             id=item_id if permutations == 1 else f"{item_id}/p{p}",

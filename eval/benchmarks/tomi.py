@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from eval.benchmarks._tom_common import fail, files_in, read_text, require_file
+from eval.benchmarks._common import fail, files_in, read_text, require_file
 from eval.benchmarks.base import Benchmark, Row
 from eval.rows import make_row
 

@@ -162,7 +162,7 @@ def test_corrupt_records_name_record_and_field(tmp_path, sets):
     msg = one_line_error(path, sets, lambda s: s["beliefQAs"][0].pop("wrong_answer"))
     assert "record 0 beliefQAs[0]: missing field 'wrong_answer'" in msg
     path.write_text("[{")
-    with pytest.raises(BenchmarkFormatError, match=r"fantom_v1\.json: line 1: invalid JSON"):
+    with pytest.raises(BenchmarkFormatError, match=r"fantom_v1\.json: line 1: not valid JSON"):
         load(path)
 
 

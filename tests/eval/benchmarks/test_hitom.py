@@ -104,7 +104,7 @@ def test_invalid_json_names_line(tmp_path, sample):
     text[10] = text[10] + " ]]"
     path = tmp_path / "Hi-ToM_data.json"
     path.write_text("\n".join(text))
-    with pytest.raises(BenchmarkFormatError, match=r"Hi-ToM_data\.json: line 11: invalid JSON"):
+    with pytest.raises(BenchmarkFormatError, match=r"Hi-ToM_data\.json: line 11: not valid JSON"):
         load(path)
 
 

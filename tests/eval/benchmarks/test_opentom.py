@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from eval.benchmarks._tom_common import f1
+from eval.benchmarks._common import f1
 from eval.benchmarks.base import BenchmarkFormatError, scripted_records
 from eval.benchmarks.opentom import BENCHMARK, QUESTION_FILES, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
@@ -242,7 +242,7 @@ def test_corrupt_json_and_missing_meta(copy, tmp_path):
     text = (copy / "location_cg_so.json").read_text().splitlines()
     text[4] = text[4].replace('"', "", 1)
     (copy / "location_cg_so.json").write_text("\n".join(text))
-    assert "location_cg_so.json: line 5: invalid JSON" in one_line_error(copy)
+    assert "location_cg_so.json: line 5: not valid JSON" in one_line_error(copy)
     assert "no meta_data.json" in one_line_error(tmp_path / "elsewhere")
 
 

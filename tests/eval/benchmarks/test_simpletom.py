@@ -93,7 +93,7 @@ def one_line_error(path):
 def test_corrupt_line_names_file_and_line(copy):
     break_line(copy / "behavior-qa" / "test.jsonl", 4, lambda s: s[:-10])
     msg = one_line_error(copy)
-    assert "behavior-qa/test.jsonl: line 4: invalid JSON" in msg
+    assert "behavior-qa/test.jsonl: line 4: not valid JSON" in msg
 
 
 def test_bad_answer_key_and_missing_field(copy):

@@ -157,7 +157,7 @@ def test_corrupt_line_names_file_and_line(copy):
     file = copy / "data" / "False Belief Task.jsonl"
     edit_line(file, 3, lambda s: s[:40])
     msg = one_line_error(copy)
-    assert "False Belief Task.jsonl: line 3: invalid JSON" in msg
+    assert "False Belief Task.jsonl: line 3: not valid JSON" in msg
 
 
 def test_missing_option_and_bad_answer(copy):
