@@ -307,8 +307,8 @@ class StoryTracer:
             for k, ch in enumerate(changes):
                 if i in ignored[k]:
                     claims.append(sentence(ignores(levels[k], self.actions[i].person)))
-                if i not in ch:
-                    continue
+                if i not in ch or (k == 0 and view):
+                    continue  # a belief's trace leaves the world's new value to the step's text
                 if k == 0 and fact[0] == "loc":
                     claims.extend(self._world_claims(fact, i, upto))
                 else:
@@ -319,7 +319,7 @@ class StoryTracer:
                     claims.append(text)
             if i >= upto:  # memory_before: only the pick-up of the asked step
                 claims = self._world_claims(fact, i, upto)
-            if not claims:
+            if not claims and not (view and i in changes[0]):
                 continue
             lines.append(" ".join([self._head(i, people)] + claims))
             if q["kind"] == "memory_beginning":

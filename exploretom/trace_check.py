@@ -45,7 +45,9 @@ class Replay:
 
     def __init__(self, actions: Sequence[Action], max_order: int) -> None:
         self.actions = list(actions)
-        self.max_order = max_order
+        # One order more than asked, as the tracker does: a mind at the highest asked order
+        # still has a model of a speaker's belief to judge a message by.
+        self.max_order = max_order + 1
         self.room: dict[str, str | None] = {}
         self.container_room: dict[str, str] = {}
         self.visible: dict[tuple[str, str], bool] = {}
@@ -431,12 +433,15 @@ def _expected_steps(replay: Replay, q: dict[str, Any], view: Chain, fact: tuple)
     for i in sorted({i for ch in changes for i in ch} | set(places) | stale):
         if i > upto:
             break
-        claims = [(lv, ch[i]) for lv, ch in zip(levels, changes) if i in ch and i < upto]
+        # The world's new values are stated only when the world is what is asked; a belief's
+        # trace still names each step that changed the world (the step says what happened).
+        claims = [(lv, ch[i]) for lv, ch in zip(levels, changes)
+                  if i in ch and i < upto and (lv or not view)]
         if i in stale:
             claims += [(lv, "ignores it") for lv in levels[1:]
                        if (lv, fact[1], i) in replay.ignored]
-        pickups = places.get(i, [])[:-1]
-        if not claims and not pickups:
+        pickups = places.get(i, [])[:-1] if not view else []
+        if not claims and not pickups and not (view and i in changes[0]):
             continue
         before, after = replay.presence[i]
         statuses = [(x, status(replay.actions[i], x, before, after)) for x in names]

@@ -53,11 +53,13 @@ def test_table_11_traces_derive_the_papers_answers():
     # David saw Sarah's move, then left: he did not see Mark's.
     assert tr == (
         "Step 3: Sarah moved the prototype model to the metal filing cabinet. David saw it. "
-        "Now the prototype model is in the metal filing cabinet in the study room. David thinks "
-        "the prototype model is in the metal filing cabinet in the study room.\n"
-        "Step 6: Mark moved the prototype model to the wooden chest. David was elsewhere. Now "
-        "the prototype model is in the wooden chest in the study room.\n"
+        "David thinks the prototype model is in the metal filing cabinet in the study room.\n"
+        "Step 6: Mark moved the prototype model to the wooden chest. David was elsewhere.\n"
         "So David thinks the prototype model is in the metal filing cabinet in the study room.")
+    q, tr = find(qs, traces, "In which container is the prototype model now?")
+    assert tr.split("\n")[1] == ("Step 6: Mark moved the prototype model to the wooden chest. "
+                                 "Now the prototype model is in the wooden chest in the study "
+                                 "room.")
     assert check_story(story(*TABLE_11).actions, qs, traces) == [q["answer"] for q in qs]
 
 
@@ -254,9 +256,8 @@ def test_docs_show_the_checked_traces_of_table_11(capsys):
 
 
 def test_export_of_low_orders_traces_at_the_order_the_file_was_labelled_at(tmp_path):
-    """Mateo saw Chloe miss his move, so her out-of-date message does not fool him; a tracker
-    of order 1 cannot know that (it keeps no model of Chloe's belief), so exporting only
-    order 1 must still trace at the file's order 2."""
+    """Mateo saw Chloe miss his move, so her out-of-date message does not fool him (he has a
+    model of Chloe's belief); exporting only order 1 traces at the file's order and says so."""
     from datasets import load_from_disk
 
     from exploretom.cli import main as cli_main
@@ -273,7 +274,7 @@ def test_export_of_low_orders_traces_at_the_order_the_file_was_labelled_at(tmp_p
     q = next(q for q in rec["questions"]
              if q["question"] == "In which container will Mateo search for the calculator?")
     assert q["answer"] == "box"
-    assert StoryTracer(calc.actions, 1).answer(q) == "backpack"  # why the order matters
+    assert StoryTracer(calc.actions, 1).answer(q) == "box"
     with src.open("a") as f:
         f.write(json.dumps(rec) + "\n")
     assert cli_main(["export", str(src), "-o", str(tmp_path / "ds"), "--orders", "1"]) == 0
@@ -283,6 +284,7 @@ def test_export_of_low_orders_traces_at_the_order_the_file_was_labelled_at(tmp_p
              and "container" in r["prompt"][-1]["content"]]
     assert [r["answer"] for r in mateo] == ["box"]
     assert json.loads(mateo[0]["meta"])["reasoning"].endswith(
+        "Mateo ignores it, knowing Chloe's news is out of date.\n"
         "So Mateo thinks the calculator is in the box in the office.")
 
 
