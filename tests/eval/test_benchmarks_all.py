@@ -1,0 +1,82 @@
+"""What every registered benchmark must do, checked on each one's sample: it loads into valid rows
+with unique ids, an answerer that gives the gold answer scores 1.0 on the headline metric, and an
+answerer that always gives the same answer scores exactly the chance computed from the golds.
+What is particular to a benchmark (its release format, breakdowns, closed-form F1) is tested in
+tests/eval/benchmarks/test_<name>.py."""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from eval.benchmarks import BENCHMARKS, get_benchmark
+from eval.benchmarks.base import scripted_metrics
+from eval.rows import meta, validate_row
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# no shared sample: SimpleToM's shared folder holds only its FORMAT.md, ExploreToM is our own data
+# (the release CSV's layout is the fixture)
+SOURCE = {"simpletom": FIXTURES / "simpletom", "exploretom": FIXTURES / "exploretom"}
+# FANToM's free-text questions need the embedding judge, whose import alone takes ~18 s: they are
+# tested once in test_fantom.py
+OPTIONS = {"fantom": {"judge": False}}
+
+
+@pytest.fixture(scope="module", params=list(BENCHMARKS))
+def loaded(request):
+    bench = get_benchmark(request.param)
+    return bench, bench.load_rows(SOURCE.get(bench.name), **OPTIONS.get(bench.name, {}))
+
+
+def answer(text: str) -> str:
+    return f"<think>t</think><answer>{text}</answer>"
+
+
+def test_loads_valid_rows_with_unique_ids(loaded):
+    bench, rows = loaded
+    assert rows, bench.name
+    for r in rows:
+        validate_row(r, r["id"])
+    assert len({r["id"] for r in rows}) == len(rows)
+
+
+def test_perfect_answerer_scores_1_on_the_headline_metric(loaded):
+    bench, rows = loaded
+    metrics = scripted_metrics(bench, rows, lambda r: answer(r["answer"]))
+    assert metrics[bench.primary_metric] == 1.0
+
+
+def _chance(bench, rows, constant) -> dict[str, float]:
+    """Metric -> its value for an answerer that always says `constant`, computed from the golds:
+    accuracy over the rows, and for FANToM its headline 'all' (a set counts when every question
+    in it is right). OpenToM's macro-F1 of a constant has its closed form in test_opentom.py."""
+    hit = {r["id"]: r["answer"] == constant for r in rows}
+    out = {"accuracy": sum(hit.values()) / len(rows)}
+    if bench.primary_metric == "all":
+        sets = defaultdict(list)
+        for r in rows:
+            sets[meta(r)["set_id"]].append(hit[r["id"]])
+        out["all"] = sum(all(v) for v in sets.values()) / len(sets)
+    return out
+
+
+def _constants(rows) -> list[str]:
+    """Each gold letter of the multiple-choice rows; with none, each gold answer (the ten most
+    common when there are more). Only these make the chance a plain share: the shared parser also
+    reads a letter in 'B; B' and a place inside a longer answer, as it should for a model."""
+    letters = sorted({r["answer"] for r in rows if r["answer_type"] == "choice"})
+    if letters:
+        return letters
+    golds = Counter(r["answer"] for r in rows)
+    return sorted(golds) if len(golds) <= 26 else [g for g, _ in golds.most_common(10)]
+
+
+def test_constant_answerer_scores_the_computed_chance(loaded):
+    bench, rows = loaded
+    constants = _constants(rows)
+    for constant in constants:
+        got = scripted_metrics(bench, rows, lambda r: answer(constant))
+        for metric, expected in _chance(bench, rows, constant).items():
+            assert got[metric] == pytest.approx(expected), (bench.name, constant, metric)
+    assert any(_chance(bench, rows, c)["accuracy"] > 0 for c in constants)
