@@ -342,3 +342,30 @@ def test_api_key_never_reaches_outputs(tmp_path, capsys):
     captured = capsys.readouterr()
     assert SECRET not in captured.out + captured.err
     assert SECRET not in out.read_text()
+
+
+RETRYING = ["-O", "max_attempts=8", "-O", "backoff_base_s=0", "-O", "backoff_max_s=0",
+            "-O", "timeout_s=0.3"]
+
+
+def test_injected_faults_are_never_data(tmp_path, capsys):
+    """Issue 17 item 1 with the fake server's own faults (429, 500, timeouts): at rate 1.0 no
+    story is written (none "failed" for a request error) and the run exits 3; at rate 0.3 the
+    backend's retries give exactly the fault-free stories."""
+    src = tmp_path / "in.jsonl"
+    write_stories(src, n_sampled=1)
+    clean, down, flaky = (tmp_path / f"{n}.jsonl" for n in ("clean", "down", "flaky"))
+    with FakeServer(Script()) as srv:
+        assert run_cli(srv, src, clean, *RETRYING) == 0
+    with FakeServer(Script(), faults=Faults.injected(1.0, hold_s=1.0)) as srv:
+        assert run_cli(srv, src, down, "-O", "max_attempts=2", *RETRYING[2:]) == 3
+    assert "stories were not written because a request failed" in capsys.readouterr().err
+    assert not down.read_text()
+    code = 1
+    for seed in range(3):  # a request can fail 8 times in a row; the re-run retries it
+        with FakeServer(Script(), faults=Faults.injected(0.3, hold_s=1.0), seed=seed) as srv:
+            code = run_cli(srv, src, flaky, *RETRYING)
+        if code == 0:
+            break
+    assert code == 0
+    assert sorted(map(json.dumps, lines(flaky))) == sorted(map(json.dumps, lines(clean)))

@@ -397,3 +397,28 @@ def test_schema_errors_name_the_field():
         parse_model(ContextReply, json.dumps({"people": "x", "situation": "s", "start_room": "a",
                                               "other_room": "b", "object": "o", "containers": [],
                                               "topics": []}))
+
+
+RETRYING = ["-O", "max_attempts=8", "-O", "backoff_base_s=0", "-O", "backoff_max_s=0",
+            "-O", "timeout_s=0.3"]
+
+
+def test_injected_faults_are_never_data(tmp_path, capsys):
+    """Issue 17 item 1 with the fake server's own faults (429, 500, timeouts): at rate 1.0
+    nothing is written, not even as a failed context, and the run exits 3; at rate 0.3 the
+    backend's retries give exactly the fault-free contexts."""
+    args = ["-n", "2", "--people", "2", "--max-attempts", "2", *RETRYING]
+    clean, down, flaky = (tmp_path / f"{n}.jsonl" for n in ("clean", "down", "flaky"))
+    with FakeServer(Script()) as srv:
+        assert run_cli(srv, clean, *args) == 0
+    with FakeServer(Script(), faults=Faults.injected(1.0, hold_s=1.0)) as srv:
+        assert run_cli(srv, down, *args[:-8], "-O", "max_attempts=2", *RETRYING[2:]) == 3
+    assert "attempts hit request errors and will be retried" in capsys.readouterr().err
+    assert not down.read_text() and not failures_path(down).read_text()
+    code = 1
+    for seed in range(3):  # a request can fail 8 times in a row; the re-run retries it
+        with FakeServer(Script(), faults=Faults.injected(0.3, hold_s=1.0), seed=seed) as srv:
+            code = run_cli(srv, flaky, *args)
+        if code == 0:
+            break
+    assert code == 0 and lines(flaky) == lines(clean)
