@@ -44,7 +44,7 @@ def test_loads_valid_rows_with_unique_ids(loaded):
 def test_perfect_answerer_scores_1_on_the_headline_metric(loaded):
     bench, rows = loaded
     metrics = scripted_metrics(bench, rows, lambda r: answer(r["answer"]))
-    assert metrics[bench.primary_metric] == 1.0
+    assert metrics[bench.primary_metric] == 1.0 and metrics["n"] == len(rows)
 
 
 def _chance(bench, rows, constant) -> dict[str, float]:
@@ -79,4 +79,5 @@ def test_constant_answerer_scores_the_computed_chance(loaded):
         got = scripted_metrics(bench, rows, lambda r: answer(constant))
         for metric, expected in _chance(bench, rows, constant).items():
             assert got[metric] == pytest.approx(expected), (bench.name, constant, metric)
-    assert any(_chance(bench, rows, c)["accuracy"] > 0 for c in constants)
+    # not a degenerate sample: some constant scores more than nothing and less than everything
+    assert any(0 < _chance(bench, rows, c)["accuracy"] < 1 for c in constants)

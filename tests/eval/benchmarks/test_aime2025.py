@@ -7,7 +7,7 @@ import pytest
 
 from eval.benchmarks.aime2025 import BENCHMARK, load
 from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
-from eval.rows import meta, validate_row
+from eval.rows import meta
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,6 @@ def test_every_problem_loads_from_parquet_and_jsonl_alike(sample, rows):
     from_jsonl = load(sample / "data" / "train.jsonl")
     assert from_jsonl == rows  # the two release forms give identical rows
     for r, rec in zip(rows, records):
-        validate_row(r)
         assert r["answer_type"] == "number" and r["answer"] == str(rec["answer"])
         assert r["answer"].isdigit() and 0 <= int(r["answer"]) <= 999
         assert rec["problem"].strip() in r["prompt"][-1]["content"]
@@ -43,22 +42,11 @@ def test_every_problem_loads_from_parquet_and_jsonl_alike(sample, rows):
         assert m["problem_type"] == rec["problem_type"]
 
 
-def test_perfect_answerer_scores_100(rows):
-    metrics = _run(rows, lambda r: f"<think>work</think><answer>{r['answer']}</answer>")
-    assert metrics["accuracy"] == 1.0
-
-
 def test_equivalent_integer_forms_count(rows):
     metrics = _run(rows, lambda r: f"<think>w</think><answer>\\boxed{{{r['answer']}}}</answer>")
     assert metrics["accuracy"] == 1.0
     metrics = _run(rows, lambda r: f"<think>w</think><answer>{int(r['answer']) + 1}</answer>")
     assert metrics["accuracy"] == 0.0
-
-
-def test_constant_answerer_scores_chance(rows):
-    constant = rows[0]["answer"]
-    metrics = _run(rows, lambda r: f"<think>guess</think><answer>{constant}</answer>")
-    assert metrics["accuracy"] == pytest.approx(sum(r["answer"] == constant for r in rows) / len(rows))
 
 
 def test_breakdowns_by_contest_and_topic(rows):

@@ -7,7 +7,7 @@ import pytest
 
 from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
 from eval.benchmarks.bigtom import BENCHMARK, CONDITIONS, VARIABLES, load
-from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
+from eval.rows import SYSTEM_PROMPT, meta, user_text
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +32,7 @@ def run(rows, answer_of):
 
 def test_every_scenario_gives_24_questions(rows, scenarios):
     assert len(scenarios) == 50 and len(rows) == 24 * len(scenarios)
-    assert len({r["id"] for r in rows}) == len(rows)
     for r in rows:
-        validate_row(r)
         assert r["source"] == "bigtom" and r["prompt"][0]["content"] == SYSTEM_PROMPT
         assert r["answer_type"] == "choice" and len(r["choices"]) == 2 and "(A or B)" in user_text(r)
 
@@ -69,17 +67,17 @@ def test_conditions_follow_the_release_generator(rows, scenarios):
         assert gold(ctl) == s[11]  # nothing relevant changed: the initial belief stays
 
 
-def test_perfect_answerer_scores_100(rows):
-    assert run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")["accuracy"] == 1.0
+def test_perfect_answerer_scores_100_by_option_text(rows):
+    # by letter: tests/eval/test_benchmarks_all.py
     by_text = run(rows, lambda r: f"<think>t</think><answer>{r['choices'][ord(r['answer']) - 65]}</answer>")
     assert by_text["accuracy"] == 1.0
 
 
 @pytest.mark.parametrize("letter", "AB")
-def test_constant_answerer_scores_share_of_its_letter(rows, letter):
-    metrics = run(rows, lambda r: f"<think>t</think><answer>{letter}</answer>")
+def test_seeded_order_puts_the_gold_under_each_letter_about_half_the_time(rows, letter):
+    # that a constant letter scores this share: tests/eval/test_benchmarks_all.py
     share = sum(r["answer"] == letter for r in rows) / len(rows)
-    assert metrics["accuracy"] == pytest.approx(share) and 0.4 < share < 0.6
+    assert 0.4 < share < 0.6
 
 
 def test_breakdown_per_condition(rows):

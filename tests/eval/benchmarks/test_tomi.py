@@ -1,12 +1,11 @@
 """ToMi loader: bAbI-style .txt + line-aligned .trace, exact-match locations, per-type accuracy."""
 import shutil
-from collections import Counter
 
 import pytest
 
 from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
 from eval.benchmarks.tomi import BENCHMARK, load, question_kind
-from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
+from eval.rows import SYSTEM_PROMPT, meta, user_text
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +27,7 @@ def test_every_example_loads(sample, rows):
     questions = [line for line in text.splitlines() if "\t" in line]
     traces = (sample / "fb_all_test.trace").read_text().splitlines()
     assert len(rows) == len(questions) == len(traces) == 99
-    assert len({r["id"] for r in rows}) == len(rows)
     for r, q, t in zip(rows, questions, traces):
-        validate_row(r)
         assert r["source"] == "tomi" and r["prompt"][0]["content"] == SYSTEM_PROMPT
         assert r["answer_type"] == "short" and r["choices"] == []
         question, answer, _ = q.split(" ", 1)[1].split("\t")
@@ -45,17 +42,11 @@ def test_story_is_shown_without_line_numbers(rows):
     assert "1 Aria" not in user
 
 
-def test_perfect_answerer_scores_100(rows):
-    assert run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")["accuracy"] == 1.0
-    # the shared parser reads `green bucket` and `the green_bucket.` as `green_bucket`
+def test_perfect_answerer_scores_100_with_spaces_and_article(rows):
+    # the gold as written: tests/eval/test_benchmarks_all.py; the shared parser also reads
+    # `green bucket` and `the green_bucket.` as `green_bucket`
     spaced = run(rows, lambda r: f"<think>t</think><answer>the {r['answer'].replace('_', ' ')}.</answer>")
     assert spaced["accuracy"] == 1.0
-
-
-def test_constant_answerer_scores_share_of_its_answer(rows):
-    common, count = Counter(r["answer"] for r in rows).most_common(1)[0]
-    metrics = run(rows, lambda r: f"<think>t</think><answer>{common}</answer>")
-    assert metrics["accuracy"] == pytest.approx(count / len(rows)) and 0 < count < len(rows)
 
 
 def test_breakdowns_by_question_and_story_type(rows):
