@@ -1,4 +1,4 @@
-"""Reasoning traces: a short plain-English derivation of each question's answer, read off the tracker.
+"""Reasoning traces: a short plain-English derivation of each question's answer, from the tracker.
 
 A question asks about one *fact* (where the object is, one of its states, whether a person knows a
 topic) as held by one *view*: the world, or a chain of people ("what Anne thinks Beth thinks").
@@ -21,8 +21,8 @@ from typing import Any, Iterable, Sequence
 
 from exploretom.questions import CONTAINER, KNOWLEDGE, KNOWS, NOT_KNOWS, ROOM, STATE
 from exploretom.render import short_clause, the
-from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
-                              MOVE_ROOM, PRIVATE, UPDATE_STATE, Action, Story)
+from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_ROOM, PRIVATE,
+                              Action)
 from exploretom.tracker import OPEN, Tracker
 
 # How a person took part in an action (what the trace says of each person of the view).
@@ -155,7 +155,8 @@ def conclusion(q: dict[str, Any], view: Sequence[str], fact: tuple, value: Any) 
     if q["kind"] == "memory_beginning":
         return f"So at the beginning {value_phrase(fact, value, asked, 'was')}."
     if q["kind"] == "memory_before":
-        return f"So before step {q['before_action'] + 1}, {value_phrase(fact, value, asked, 'was')}."
+        before = f"before step {q['before_action'] + 1}"
+        return f"So {before}, {value_phrase(fact, value, asked, 'was')}."
     return f"So {claim(view, fact, value, asked)}."
 
 

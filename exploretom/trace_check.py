@@ -15,12 +15,10 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any, Iterable, Sequence
 
-from exploretom.questions import KNOWLEDGE
 from exploretom.render import short_clause, the
 from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
                               MOVE_ROOM, PRIVATE, UPDATE_STATE, Action)
-from exploretom.trace import (STATUSES, answer_of, place_phrase, question_view, status,
-                              view_people)
+from exploretom.trace import STATUSES, answer_of, question_view, status, view_people
 
 OPEN = ""  # the container value of an object lying in the open
 Chain = tuple
@@ -518,4 +516,4 @@ def check_story(actions: Sequence[Action], questions: Sequence[dict[str, Any]],
     return out
 
 
-__all__ = ["Replay", "TraceError", "check_trace", "check_story", "read_trace", "KNOWLEDGE"]
+__all__ = ["Replay", "TraceError", "check_trace", "check_story", "read_trace"]

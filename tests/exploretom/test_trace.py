@@ -47,7 +47,8 @@ def test_table_11_traces_derive_the_papers_answers():
     qs, traces, replay = traced(story(*TABLE_11))
     for person, answer in (("David", "metal filing cabinet"), ("Sarah", "wooden chest"),
                            ("Mark", "wooden chest")):
-        q, tr = find(qs, traces, f"In which container will {person} search for the prototype model?")
+        q, tr = find(qs, traces,
+                     f"In which container will {person} search for the prototype model?")
         assert q["answer"] == answer and check_trace(tr, replay, q) == answer
     q, tr = find(qs, traces, "In which container will David search for the prototype model?")
     # David saw Sarah's move, then left: he did not see Mark's.
@@ -77,8 +78,9 @@ def test_second_order_trace_states_the_nested_view():
 def perturbations(tr: str):
     """Wrong versions of a trace: one observer's part swapped for another's, a person
     swapped, a step dropped, a value changed, the conclusion changed."""
-    swaps = [("saw it", "was elsewhere"), ("was elsewhere", "saw it"), ("heard it", "did not hear it"),
-             ("did not hear it", "heard it"), ("peeked", "was elsewhere"), ("was distracted", "saw it"),
+    swaps = [("saw it", "was elsewhere"), ("was elsewhere", "saw it"),
+             ("heard it", "did not hear it"), ("did not hear it", "heard it"),
+             ("peeked", "was elsewhere"), ("was distracted", "saw it"),
              ("saw them leave", "was elsewhere"), ("saw them arrive", "was elsewhere")]
     for old, new in swaps:
         if f" {old}" in tr:
@@ -95,7 +97,8 @@ def test_a_perturbed_trace_fails_the_checker():
     qs, traces, replay = traced(story(*TABLE_11))
     q, tr = find(qs, traces, "In which container does Sarah think that David will search for "
                  "the prototype model?")
-    swapped = tr.replace("Sarah saw it, David was elsewhere.", "Sarah saw it, David saw it.")  # David stayed
+    # as if David had stayed for Mark's move
+    swapped = tr.replace("Sarah saw it, David was elsewhere.", "Sarah saw it, David saw it.")
     assert swapped != tr
     with pytest.raises(TraceError, match="step 6"):
         check_trace(swapped, replay, q)
@@ -140,7 +143,8 @@ def test_messages_peekers_and_state_traces():
     assert check_story(st.actions, qs, traces, 3) == [q["answer"] for q in qs]
     q, tr = find(qs, traces, "In which container will Anne search for the apple?")
     assert q["answer"] == "basket" and "Anne was elsewhere." in tr
-    assert "Step 7: Carl told privately to Anne that the apple is in the basket. Anne heard it." in tr
+    assert ("Step 7: Carl told privately to Anne that the apple is in the basket. "
+            "Anne heard it.") in tr
     q, tr = find(qs, traces, "Does Anne believe that Beth believes that the apple is salted? "
                  "Answer yes or no.")
     assert q["answer"] == "no" and "Anne did it, Beth peeked." in tr
