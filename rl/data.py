@@ -190,6 +190,18 @@ def drop_long_prompts(ds, tokenizer, max_tokens: int | None):
     return kept, len(ds) - len(kept)
 
 
+def traced_rows(ds) -> int:
+    """How many rows carry a reasoning trace in meta.reasoning (what sft.think: trace uses)."""
+    def has(meta) -> bool:
+        try:
+            value = json.loads(meta or "{}").get("reasoning")
+        except (json.JSONDecodeError, AttributeError):
+            return False
+        return isinstance(value, str) and bool(value.strip())
+
+    return sum(has(m) for m in ds["meta"])
+
+
 def sft_examples(ds, *, target: str = "think_answer", think_fields: Iterable[str] | None = None,
                  think_default: str | None = None, think: str = "fields"):
     """Prompt-completion examples for SFT: the row's prompt, and as completion the assistant reply

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 
 from rl.config import ConfigError, SFTRun
-from rl.data import Source, mix, sft_examples, with_system_prompt
+from rl.data import Source, mix, sft_examples, traced_rows, with_system_prompt
 from rl.run import common_args, eval_args, load_tokenizer, lora_config, main, say, trainer_settings
 
 
@@ -40,6 +40,12 @@ def load_examples(cfg: SFTRun, sources, size):
         return None
     ds = mix([Source(**s.model_dump()) for s in sources], size=size, seed=cfg.data.seed)
     ds = with_system_prompt(ds, cfg.data.system_prompt)
+    if cfg.sft.think == "trace" and cfg.sft.target == "think_answer":
+        n = traced_rows(ds)
+        if not n:
+            raise ConfigError("sft.think: trace, but no row carries a trace in meta.reasoning "
+                              "(export ExploreToM data with python -m exploretom export)")
+        say(f"[rl.sft] think text: the tracker's trace for {n} of {len(ds)} rows")
     ds = sft_examples(ds, target=cfg.sft.target, think_fields=cfg.sft.think_fields,
                       think_default=cfg.sft.think_default, think=cfg.sft.think)
     if cfg.sft.loss == "assistant_only":

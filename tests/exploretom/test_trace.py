@@ -204,7 +204,7 @@ def test_export_rows_carry_a_checked_trace_and_sft_can_think_it(tmp_path):
     from datasets import load_from_disk
 
     from exploretom.cli import main as cli_main
-    from rl.data import sft_examples
+    from rl.data import sft_examples, traced_rows
 
     src = tmp_path / "s.jsonl"
     assert cli_main(["sample", "--action-set", "A5", "--people", "3", "--moves", "3", "--rooms",
@@ -219,6 +219,8 @@ def test_export_rows_carry_a_checked_trace_and_sft_can_think_it(tmp_path):
         q = rec["questions"][meta["question_index"]]
         replay = Replay(parse_story({"id": 0, "actions": rec["actions"]}).actions, 2)
         assert check_trace(meta["reasoning"], replay, q) == row["answer"]
+    assert traced_rows(ds) == len(ds)
+    assert traced_rows(ds.map(lambda r: {"meta": json.dumps({"order": 1})})) == 0
     row = ds[0]
     reasoning = json.loads(row["meta"])["reasoning"]
     traced_ex = sft_examples(ds.select([0]), think="trace")[0]["completion"][0]["content"]
