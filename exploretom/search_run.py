@@ -97,9 +97,15 @@ class RunConfig(BaseModel):
 def load_config(path: str | Path) -> RunConfig:
     p = Path(path)
     try:  # read_yaml names a missing file or a folder itself
-        raw = read_yaml(p) or {}
+        raw = read_yaml(p)
+        if not isinstance(raw, dict) or not raw:
+            what = "empty" if raw in (None, {}, [], "") else f"a {type(raw).__name__}"
+            raise InputError(f"{p}: the run config is {what}; expected a mapping with at least "
+                             f"one of: {', '.join(RunConfig.model_fields)}")
         cfg = RunConfig.model_validate(raw)
         cfg.search_config()
+    except InputError:
+        raise
     except YamlFileError as e:
         raise InputError(str(e)) from None
     except ValidationError as e:

@@ -110,6 +110,12 @@ def bad_args(name: str, argv: list[str], usage_error: bool = False, expect: tupl
     return Case(name, lambda tmp: (argv, list(expect)), usage_error=usage_error)
 
 
+def _empty(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("")
+    return path
+
+
 # ------------------------------------------------------------------------------ the commands
 ET = ["-m", "exploretom"]
 SAMPLE = [*ET, "sample", "--action-set", "A1", "--people", "2", "--moves", "2", "--rooms", "1",
@@ -141,6 +147,16 @@ EXPLORETOM = [
           expect=("--settings",)),
     bad_args("exploretom-bench-search-reasoner", [*ET, "bench-search", "--reasoner", "nobody", "-q"],
           expect=("nobody",)),
+    invalid_field("exploretom-search-unknown-search-key", "configs/exploretom/paper-grid.yaml",
+                  "search", {"budgett": 3},
+                  lambda f, t: [*ET, "search", "--config", str(f), "-o", str(t / "o.jsonl"), "-q"]),
+    Case("exploretom-search-empty-config", lambda t: (
+        [*ET, "search", "--config", str(_empty(t / "empty.yaml")), "-o", str(t / "o.jsonl")],
+        [str(t / "empty.yaml"), "empty"])),
+    bad_args("exploretom-bench-search-target", [*ET, "bench-search", "--target", "noisy:2,x", "-q"],
+             expect=("noisy:2,x",)),
+    bad_args("exploretom-bench-search-search-key",
+             [*ET, "bench-search", "--search", "budgett=3", "-q"], expect=("budgett", "allowed")),
 ]
 
 TS = ["-m", "tomsynth"]
