@@ -161,7 +161,8 @@ def string_list(obj: dict[str, Any], name: str, path: Path, where: str | int,
     """A list field of non-empty strings with at least `min_len` entries (option lists)."""
     value = require(obj, name, path, where, list)
     if len(value) < min_len or not all(isinstance(v, str) and v.strip() for v in value):
-        fail(path, where, f"field {name!r}: expected a list of at least {min_len} non-empty strings")
+        fail(path, where,
+             f"field {name!r}: expected a list of at least {min_len} non-empty strings")
     if len(value) > len(LETTERS):
         fail(path, where, f"field {name!r}: {len(value)} options, at most {len(LETTERS)} supported")
     return value

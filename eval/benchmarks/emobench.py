@@ -54,15 +54,16 @@ PARTS = ("emotion", "cause")
 
 def _user(lang: str, scenario: str, question: str, options: list[str]) -> str:
     return "\n\n".join(
-        [_SCENARIO[lang].format(scenario=scenario.strip()), question, option_lines([o.strip() for o in options]),
-         _INSTRUCTION[lang]]
+        [_SCENARIO[lang].format(scenario=scenario.strip()), question,
+         option_lines([o.strip() for o in options]), _INSTRUCTION[lang]]
     )
 
 
 def _eu_user(lang: str, scenario: str, subject: str, options: dict[str, list[str]]) -> str:
     q1, q2 = (q.format(subject=subject) for q in _EU_QUESTIONS[lang])
     return "\n\n".join(
-        [_SCENARIO[lang].format(scenario=scenario.strip()), q1, option_lines([o.strip() for o in options["emotion"]]),
+        [_SCENARIO[lang].format(scenario=scenario.strip()),
+         q1, option_lines([o.strip() for o in options["emotion"]]),
          q2, option_lines([o.strip() for o in options["cause"]]), _EU_INSTRUCTION[lang]]
     )
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from eval.benchmarks._common import LETTERS, check_unique_ids, fail, option_lines, permutation_sha256
+from eval.benchmarks._common import (
+    LETTERS, check_unique_ids, fail, option_lines, permutation_sha256,
+)
 from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row
 from eval.rows import make_row
 
