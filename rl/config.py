@@ -121,6 +121,11 @@ LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vesp
 
 
 class GRPOSettings(_Section):
+    # Every field below has the name and meaning of TRL's GRPOConfig field and is passed through
+    # (rl.train.grpo_args) except these, which are ours only
+    OURS: ClassVar[frozenset[str]] = frozenset(
+        {"prompts_per_step", "dynamic_sampling", "max_generation_rounds"})
+
     num_generations: int = Field(8, ge=2)
     max_completion_length: int = Field(768, gt=0)
     temperature: float = Field(1.0, gt=0)

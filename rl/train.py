@@ -14,7 +14,7 @@ import sys
 import time
 
 from rl.batch import batch_report, check_prompts_per_step
-from rl.config import ConfigError, GRPORun
+from rl.config import ConfigError, GRPORun, GRPOSettings
 from rl.data import Source, drop_long_prompts, mix, with_system_prompt
 from rl.rewards import reward_functions
 from rl.run import common_args, eval_args, load_tokenizer, lora_config, main, say, trainer_settings
@@ -49,25 +49,12 @@ def grpo_args(cfg: GRPORun, has_eval: bool, world_size: int | None = None):
     """TRL's GRPOConfig; `world_size` (--check) builds it as a run on that many processes would."""
     from rl.batch import planned_config_class
 
-    g = cfg.grpo
     planning = world_size is not None
     return planned_config_class(world_size)(
         **common_args(cfg, planning),
         **eval_args(cfg, has_eval),
         **vllm_args(cfg, planning),
-        num_generations=g.num_generations,
-        max_completion_length=g.max_completion_length,
-        temperature=g.temperature,
-        top_p=g.top_p,
-        top_k=g.top_k,
-        beta=g.beta,
-        loss_type=g.loss_type,
-        scale_rewards=g.scale_rewards,
-        epsilon=g.epsilon,
-        epsilon_high=g.epsilon_high,
-        num_iterations=g.num_iterations,
-        mask_truncated_completions=g.mask_truncated_completions,
-        steps_per_generation=g.steps_per_generation,
+        **cfg.grpo.model_dump(exclude=GRPOSettings.OURS),
         reward_weights=reward_functions(cfg)[1],
         log_completions=cfg.log.log_completions,
         num_completions_to_print=cfg.log.completions_to_print,

@@ -97,6 +97,32 @@ def test_trl_arguments_follow_the_config():
     assert args.max_tool_calling_iterations == 2 and args.use_vllm is False
 
 
+def test_grpo_section_passes_through_only_trl_fields():
+    import dataclasses
+
+    from trl import GRPOConfig
+
+    from rl.config import GRPOSettings
+
+    trl_fields = {f.name for f in dataclasses.fields(GRPOConfig)}
+    ours = GRPOSettings.OURS
+    assert ours <= set(GRPOSettings.model_fields) and not ours & trl_fields
+    assert set(GRPOSettings.model_fields) - ours <= trl_fields
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "configs/grpo").glob("*.yaml")), ids=lambda p: p.name)
+def test_grpo_args_match_the_snapshot_of_the_hand_written_builder(path, monkeypatch):
+    """grpo_args.to_dict() for every shipped config equals what the builder that copied each grpo
+    field by hand produced (tests/rl/grpo_args_snapshot.json, taken at f3b9ffc with TRL 1.16.0 and
+    transformers 5.24.0, as planned for 8 processes on a machine without a GPU)."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    snapshot = json.loads((REPO / "tests/rl/grpo_args_snapshot.json").read_text())[path.name]
+    built = grpo_args(load_config(path, GRPORun), has_eval=True, world_size=8).to_dict()
+    assert json.loads(json.dumps(built, default=str)) == snapshot
+
+
 @pytest.mark.parametrize("loss, completion_only, assistant_only", [
     ("completion_only", True, False), ("assistant_only", False, True), ("full", False, False)])
 def test_sft_loss_masking_follows_the_config(loss, completion_only, assistant_only):
