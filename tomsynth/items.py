@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from tomsynth.config import FilterSpec
 from tomsynth.prompts import LETTERS
 from tomsynth.units import Unit, character_names
 
@@ -38,17 +39,6 @@ _INJECTION = re.compile(
     r"|\"?judgment\"?\s*:\s*\"?(?:PASS|AMBIGUOUS|FALSE|OTHER)\b"
     r"|you are (?:now )?(?:a|an) (?:evaluator|verifier|assistant) that", re.I)
 _TEXT_KEYS = ("narrative", "dialogue", "story", "text", "scenario", "conversation")
-
-
-@dataclass
-class Limits:
-    max_text_chars: int = 1000
-    min_text_chars: int = 120
-    max_question_chars: int = 400
-    max_option_chars: int = 300
-    max_characters: int = 4
-    verbatim_min_words: int = 4
-    max_reply_chars: int = 20000
 
 
 @dataclass
@@ -159,7 +149,7 @@ def _options(value: Any, repairs: list[str]) -> list[str]:
     return options
 
 
-def check_reply(reply: str, unit: Unit, k: int, limits: Limits = Limits()) -> Item:
+def check_reply(reply: str, unit: Unit, k: int, limits: FilterSpec = FilterSpec()) -> Item:
     """Stage 1 for one generator reply: the Item, or Rejected(reason)."""
     if len(reply) > limits.max_reply_chars:
         raise Rejected("reply_too_long")

@@ -20,7 +20,7 @@ from typing import Any
 from eval.backends.base import Completion, GenerationConfig
 from tomsynth.config import Config
 from tomsynth.generate import raw_records
-from tomsynth.items import Item, Limits, Rejected, balance, check_reply, length_bias, letter_distribution, parse_verdict
+from tomsynth.items import Item, Rejected, balance, check_reply, length_bias, letter_distribution, parse_verdict
 from tomsynth.prompts import verification_messages
 from tomsynth.store import AppendLog, read_records, write_json
 from tomsynth.units import unit_by_id
@@ -39,10 +39,6 @@ def filtered_path(cfg: Config, collection: str) -> Path:
     return cfg.out_dir / "filtered" / f"{collection}.jsonl"
 
 
-def _limits(cfg: Config) -> Limits:
-    return Limits(**cfg.filter.model_dump())
-
-
 def stage1(cfg: Config) -> tuple[dict[str, list[Item]], dict[str, dict[str, Any]]]:
     """Items passing stage 1 per collection, and per-collection stage-1 reports."""
     first_ok: dict[str, dict] = {}
@@ -55,7 +51,6 @@ def stage1(cfg: Config) -> tuple[dict[str, list[Item]], dict[str, dict[str, Any]
             first_ok.setdefault(eid, r)
         else:
             failed[eid] = str(r.get("collection"))
-    limits = _limits(cfg)
     items: dict[str, list[Item]] = defaultdict(list)
     reasons: dict[str, Counter] = defaultdict(Counter)
     repairs: dict[str, Counter] = defaultdict(Counter)
@@ -70,7 +65,7 @@ def stage1(cfg: Config) -> tuple[dict[str, list[Item]], dict[str, dict[str, Any]
         if unit.collection not in cfg.collections:
             continue
         try:
-            item = check_reply(r["text"], unit, int(r["k"]), limits)
+            item = check_reply(r["text"], unit, int(r["k"]), cfg.filter)
         except Rejected as e:
             reasons[unit.collection][e.reason] += 1
             examples[unit.collection].setdefault(e.reason, eid)

@@ -7,7 +7,8 @@ from collections import Counter
 
 import pytest
 
-from tomsynth.items import (Limits, Rejected, balance, check_reply, length_bias, letter_distribution,
+from tomsynth.config import FilterSpec
+from tomsynth.items import (Rejected, balance, check_reply, length_bias, letter_distribution,
                             parse_verdict, target_letter)
 from tomsynth.units import unit_by_id, units
 
@@ -29,7 +30,7 @@ def reply(**changes) -> str:
 
 def reason(text: str, unit=NARR, **limits) -> str:
     with pytest.raises(Rejected) as e:
-        check_reply(text, unit, 0, Limits(**limits))
+        check_reply(text, unit, 0, FilterSpec(**limits))
     return e.value.reason
 
 
