@@ -1,7 +1,7 @@
 """The ToM-Synth run configuration: one YAML file, validated with pydantic.
 
 Errors come back as one line naming the file, the line and the field, e.g.
-`configs/tomsynth/paper.yaml line 12: generator.concurrency: Input should be greater than 0`.
+`configs/tomsynth/paper.yaml line 12: generator.concurrency: Input should be greater than or equal to 1`.
 See `configs/tomsynth/*.yaml` for complete examples.
 """
 from __future__ import annotations
@@ -12,8 +12,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from eval.backends import GenerationConfig, load_backend
 from eval.backends.anthropic_api import AnthropicOptions
-from eval.backends.http_common import Price
+from eval.backends.http_common import HTTPOptions, Price
 from eval.backends.openai_compat import OpenAIOptions
 from eval.yaml_file import YamlFileError, read_yaml
 
@@ -28,21 +29,45 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# tomsynth's replies are long (2048 tokens) and a lost one costs a rerun of its stage, so it waits
+# longer and retries more than eval.backends' HTTP defaults (120 s, 6 attempts)
+HTTP_DEFAULTS = {"timeout_s": 300.0, "max_attempts": 8}
+
+
 class ModelSpec(_Strict):
-    """Which model answers, through which backend, with which sampling settings."""
+    """Which model answers, through which backend (`eval.backends.load_backend`), with which
+    sampling settings. The bounds of the connection settings are the HTTP backends' options
+    (http_common.HTTPOptions) and those of the sampling settings `GenerationConfig`'s; declared
+    here are only the fields' places in the YAML file and tomsynth's defaults."""
 
     backend: Literal["openai", "anthropic"]
     model: str = Field(min_length=1)
     base_url: str | None = None
     api_key_env: str | None = None  # default: OPENAI_API_KEY / ANTHROPIC_API_KEY; "" for no key
-    concurrency: int = Field(16, ge=1, le=4096)
-    timeout_s: float = Field(300.0, gt=0)
-    max_attempts: int = Field(8, ge=1, le=100)
-    max_new_tokens: int = Field(2048, ge=1)
-    temperature: float = Field(1.0, ge=0)
-    top_p: float = Field(1.0, gt=0, le=1)
+    concurrency: int | None = None  # None: the backend's default (16)
+    timeout_s: float = HTTP_DEFAULTS["timeout_s"]
+    max_attempts: int = HTTP_DEFAULTS["max_attempts"]
+    max_new_tokens: int = 2048
+    temperature: float = 1.0
+    top_p: float = 1.0
     seed: int | None = 0
     options: dict[str, Any] = Field(default_factory=dict)  # further backend options (extra_body, ...)
+
+    @field_validator("concurrency", "timeout_s", "max_attempts")
+    @classmethod
+    def _http_option(cls, v: Any, info: ValidationInfo) -> Any:
+        if v is not None:
+            try:
+                HTTPOptions(**{info.field_name: v})
+            except ValidationError as e:
+                raise ValueError(e.errors()[0]["msg"]) from None
+        return v
+
+    @field_validator("max_new_tokens", "temperature", "top_p")
+    @classmethod
+    def _sampling(cls, v: Any, info: ValidationInfo) -> Any:
+        GenerationConfig(**{info.field_name: v})  # its ValueError names the bound
+        return v
 
     @field_validator("options")
     @classmethod
@@ -57,14 +82,15 @@ class ModelSpec(_Strict):
                 raise ValueError(f"{backend} backend option {'.'.join(map(str, err['loc']))!r}: {err['msg']}") from None
         return v
 
+    def generation(self) -> GenerationConfig:
+        return GenerationConfig(max_new_tokens=self.max_new_tokens, temperature=self.temperature,
+                                top_p=self.top_p, seed=self.seed)
+
     def backend_options(self, cache: str | None, prices: dict[str, Price]) -> dict[str, Any]:
-        opts: dict[str, Any] = {"concurrency": self.concurrency, "timeout_s": self.timeout_s,
-                                "max_attempts": self.max_attempts, "cache": cache,
-                                "prices": {k: v.model_dump() for k, v in prices.items()}}
-        if self.base_url is not None:
-            opts["base_url"] = self.base_url
-        if self.api_key_env is not None:
-            opts["api_key_env"] = self.api_key_env
+        """`load_backend`'s options: the fields set here (and tomsynth's defaults), then `options`."""
+        opts = self.model_dump(include={"base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts"},
+                               exclude_none=True)
+        opts.update(cache=cache, prices={k: v.model_dump() for k, v in prices.items()})
         return {**opts, **self.options}
 
 
@@ -122,12 +148,8 @@ class Config(_Strict):
 
     def backend(self, role: Literal["generator", "verifier"]):
         """A live backend for the generator or the verifier."""
-        from eval.backends.anthropic_api import AnthropicBackend
-        from eval.backends.openai_compat import OpenAIBackend
-
         spec: ModelSpec = getattr(self, role)
-        cls = {"openai": OpenAIBackend, "anthropic": AnthropicBackend}[spec.backend]
-        return cls(spec.model, **spec.backend_options(self.cache_path(), self.prices))
+        return load_backend(spec.backend, spec.model, **spec.backend_options(self.cache_path(), self.prices))
 
 
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Config:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from eval.backends.base import Completion, GenerationConfig
+from eval.backends.base import Completion
 from tomsynth.config import Config
 from tomsynth.prompts import synthesis_messages
 from tomsynth.store import AppendLog, read_records, write_json
@@ -88,9 +88,7 @@ def run(cfg: Config, *, shard: tuple[int, int] = (0, 1), limit_units: int | None
     done = done_entries(cfg)
     todo = [r for r in mine if r.entry_id not in done]
     backend = cfg.backend("generator")
-    spec = cfg.generator
-    gen = GenerationConfig(max_new_tokens=spec.max_new_tokens, temperature=spec.temperature,
-                           top_p=spec.top_p, seed=spec.seed)
+    gen = cfg.generator.generation()
     log = AppendLog(raw_dir(cfg) / f"shard-{i:03d}-of-{n:03d}.jsonl")
     ok = failed = 0
 

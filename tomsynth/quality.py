@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from eval.backends.base import Completion, GenerationConfig
+from eval.backends.base import Completion
 from tomsynth.config import Config
 from tomsynth.generate import raw_records
 from tomsynth.items import Item, Rejected, balance, check_reply, length_bias, letter_distribution, parse_verdict
@@ -105,9 +105,7 @@ def stage3(cfg: Config, items: list[Item], progress: bool = True) -> tuple[dict[
     usage: dict[str, Any] = {}
     if todo:
         backend = cfg.backend("verifier")
-        spec = cfg.verifier
-        gen = GenerationConfig(max_new_tokens=spec.max_new_tokens, temperature=spec.temperature,
-                               top_p=spec.top_p, seed=spec.seed)
+        gen = cfg.verifier.generation()
         log = AppendLog(path)
 
         def on_result(i: int, c: Completion) -> None:

@@ -51,6 +51,9 @@ def test_good_config_and_defaults(tmp_path):
     (("{input: 5, output: 25}", "{input: -5, output: 25}"), "line 11: prices.claude-opus-4-5.input: Input should be greater than or equal to 0"),
     (("  concurrency: 4\n", "  concurrency: 4\n  options: {backoff_base: 1}\n"), "line 6: generator.options: Value error, anthropic backend option 'backoff_base': Extra inputs are not permitted"),
     (("verifier:", "verifier: [\n"), "not valid YAML"),
+    (("concurrency: 4", "timeout_s: 0"), "line 5: generator.timeout_s: Input should be greater than 0"),
+    (("concurrency: 4", "temperature: -1"), "line 5: generator.temperature: temperature must be >= 0, got -1.0"),
+    (("concurrency: 4", "top_p: 1.5"), "line 5: generator.top_p: top_p must be in (0, 1], got 1.5"),
 ])
 def test_config_errors_are_one_line(tmp_path, edit, expected):
     p = tmp_path / "c.yaml"
@@ -60,6 +63,47 @@ def test_config_errors_are_one_line(tmp_path, edit, expected):
     msg = str(e.value)
     assert "\n" not in msg and msg.startswith(str(p))
     assert expected.replace("Value error, ", "") in msg.replace("Value error, ", ""), msg
+
+
+def test_backends_come_from_load_backend_with_tomsynth_defaults(tmp_path, monkeypatch):
+    """tomsynth waits 300 s and tries 8 times where eval's HTTP backends wait 120 s and try 6;
+    a value set in the file wins over both, and `options` over the fields."""
+    import tomsynth.config
+    from eval.backends import load_backend
+
+    calls = []
+
+    def spy(kind, model, **options):
+        calls.append((kind, model))
+        return load_backend(kind, model, **options)
+
+    monkeypatch.setattr(tomsynth.config, "load_backend", spy)
+    p = tmp_path / "c.yaml"
+    p.write_text(GOOD.format(out=tmp_path / "o").replace("  concurrency: 4\n", "  concurrency: 4\n  max_attempts: 3\n")
+                 + "use_cache: false\n")
+    cfg = load_config(p)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    gen, ver, plain = cfg.backend("generator"), cfg.backend("verifier"), load_backend("openai", "m")
+    assert calls == [("anthropic", "claude-opus-4-5"), ("openai", "gemini-3-pro-preview")]
+    assert (plain.options.timeout_s, plain.options.max_attempts, plain.options.concurrency) == (120, 6, 16)
+    assert (gen.options.timeout_s, gen.options.max_attempts, gen.options.concurrency) == (300, 3, 4)
+    assert (ver.options.timeout_s, ver.options.max_attempts, ver.options.concurrency) == (300, 8, 16)
+    assert ver.options.base_url == "https://example.invalid/v1" and ver.options.cache is None
+
+    cfg.verifier.options["timeout_s"] = 7.5
+    assert cfg.backend("verifier").options.timeout_s == 7.5
+
+
+def test_sampling_settings_are_a_generation_config(tmp_path):
+    from eval.backends import GenerationConfig
+
+    cfg = load_config(REPO / "configs" / "tomsynth" / "local-vllm.yaml")
+    assert cfg.generator.generation() == GenerationConfig(max_new_tokens=2048, temperature=1.0, top_p=1.0, seed=0)
+    assert cfg.verifier.generation() == GenerationConfig(max_new_tokens=512, temperature=0.0, top_p=1.0, seed=0)
+    p = tmp_path / "c.yaml"
+    p.write_text(GOOD.format(out=tmp_path / "o"))
+    assert load_config(p).generator.generation() == GenerationConfig(max_new_tokens=2048, temperature=1.0)
 
 
 def test_missing_generator_and_cli_errors(tmp_path, capsys, monkeypatch):
