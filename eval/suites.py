@@ -24,7 +24,8 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from eval.backends.base import GenerationConfig
 from eval.benchmarks import BENCHMARKS, get_benchmark
@@ -43,12 +44,19 @@ class GenerationSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_new_tokens: Optional[int] = Field(None, ge=1)
-    temperature: Optional[float] = Field(None, ge=0)
-    top_p: Optional[float] = Field(None, gt=0, le=1)
-    n: Optional[int] = Field(None, ge=1)
+    max_new_tokens: Optional[int] = None
+    temperature: Optional[float] = None
+    top_p: Optional[float] = None
+    n: Optional[int] = None
     seed: Optional[int] = None
     stop: Optional[list[str]] = None
+
+    @field_validator("max_new_tokens", "temperature", "top_p", "n")
+    @classmethod
+    def _within_bounds(cls, v: Any, info: ValidationInfo) -> Any:
+        if v is not None:
+            GenerationConfig(**{info.field_name: v})  # the bounds are GenerationConfig's
+        return v
 
     def given(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
