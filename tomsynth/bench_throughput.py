@@ -18,10 +18,8 @@ import resource
 import sys
 import time
 
-from eval.backends.anthropic_api import AnthropicBackend
-from eval.backends.base import GenerationConfig
+from eval.backends import GenerationConfig, load_backend
 from eval.backends.fake_server import spawn
-from eval.backends.openai_compat import OpenAIBackend
 from tomsynth.prompts import synthesis_messages
 from tomsynth.units import units
 
@@ -58,10 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("BENCH_DUMMY_KEY", "dummy-key-for-local-server")
     load_before = os.getloadavg()
     with spawn(latency_s=args.latency, lifetime_s=3600) as url:
-        cls = OpenAIBackend if args.kind == "openai" else AnthropicBackend
-        backend = cls("bench", base_url=url + ("/v1" if args.kind == "openai" else ""),
-                      api_key_env="BENCH_DUMMY_KEY", concurrency=args.concurrency, cache=args.cache,
-                      timeout_s=60)
+        backend = load_backend(args.kind, "bench", base_url=url + ("/v1" if args.kind == "openai" else ""),
+                               api_key_env="BENCH_DUMMY_KEY", concurrency=args.concurrency, cache=args.cache,
+                               timeout_s=60)
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.perf_counter()
         out = backend.generate(batch, GenerationConfig(max_new_tokens=16), progress=sys.stderr.isatty())
