@@ -7,12 +7,31 @@ to separate: `toy-location` (where someone will look / where something is: `shor
 from __future__ import annotations
 
 import json
+import os
 import random
+import sys
 from pathlib import Path
 
 import pytest
 
 from eval.rows import make_row
+
+
+@pytest.fixture(autouse=True)
+def fresh_wandb():
+    """Each test starts with its own wandb: a training run sets WANDB_* variables for its process
+    (rl.run.setup_logging_env) and wandb keeps its settings, the first run's folder included,
+    for the life of the process, so a second test's offline run would land in the first one's
+    folder. A real run is one process, so only the tests need this."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith("WANDB_")}
+    yield
+    wandb = sys.modules.get("wandb")
+    if wandb is not None:
+        wandb.finish()
+        wandb.teardown()
+    for k in [k for k in os.environ if k.startswith("WANDB_")]:
+        del os.environ[k]
+    os.environ.update(saved)
 
 PEOPLE = ["Sally", "Anne", "Tom", "Mia", "Omar", "Lena"]
 OBJECTS = ["marble", "apple", "key", "ball", "coin", "book"]
