@@ -195,7 +195,7 @@ def plot_curves(grpo_log: list[dict], sft_log: list[dict], path: Path) -> None:
     axes[0].set(title="GRPO rewards (training batches)", xlabel="step", ylabel="mean reward")
     axes[0].axhline(0, color="grey", lw=0.5)
     if axes[0].get_legend_handles_labels()[0]:
-        axes[0].legend()
+        axes[0].legend(fontsize="small", framealpha=0.8)
     pts = [(e["step"], float(e["loss"])) for e in sft_log if "loss" in e]
     if pts:
         axes[1].plot(*zip(*pts), marker=".", color="tab:purple")
