@@ -14,7 +14,7 @@ import platform
 import time
 
 from exploretom.action_sets import ACTION_SETS, Conditions
-from exploretom.cli import positive_int, sample_one
+from exploretom.cli_args import positive_int, sample_one
 from exploretom.sampler import sampler_name
 
 

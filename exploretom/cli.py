@@ -2,61 +2,19 @@
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from eval.paths import describe_error
 from exploretom.action_sets import ACTION_SETS, Conditions
+from exploretom.cli_args import UsageError, parse_shard, sample_one, story_id
 from exploretom.jsonl import Appender, InputError, iter_lines, iter_records, resume
-from exploretom.label import label_line, story_text, validate
-from exploretom.questions import generate_questions
-from exploretom.sampler import ConditionsUnreachable, sample_story
+from exploretom.label import label_line, validate
+from exploretom.sampler import ConditionsUnreachable
 from exploretom.story import StoryFormatError
 from exploretom.tracker import StoryError
-
-
-class UsageError(ValueError):
-    """A bad argument; printed as one line."""
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    try:
-        i, n = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise UsageError(f"--shard must look like i/n (e.g. 0/4), got {text!r}") from None
-    if not 0 <= i < n:
-        raise UsageError(f"--shard {text}: need 0 <= i < n")
-    return i, n
-
-
-def story_id(cond: Conditions, seed: int, k: int) -> str:
-    asym = "-asym" if cond.asymmetric else ""
-    return (f"{cond.action_set}{asym}-p{cond.people}-m{cond.moves}-r{cond.rooms}"
-            f"-n{cond.max_actions}-s{seed}-{k:06d}")
-
-
-def sample_one(cond: Conditions, seed: int, k: int, label: bool, max_order: int,
-               contexts=None, steered: bool = True, constrained: bool = True) -> dict[str, Any]:
-    """Story number k of a run: its own random stream, so shards and re-runs agree."""
-    rng = random.Random(f"{seed}:{k}")
-    story, tracker = sample_story(cond, rng, story_id(cond, seed, k), max_order=max_order,
-                                  contexts=contexts, steered=steered, constrained=constrained)
-    out = story.to_json()
-    if label:
-        out["text"] = story_text(tracker)
-        out["questions"] = generate_questions(tracker)
-    return out
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
@@ -140,6 +98,36 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trace(args: argparse.Namespace) -> int:
+    import json
+
+    from exploretom.label import label_story
+    from exploretom.story import parse_story
+    from exploretom.trace import StoryTracer
+    from exploretom.trace_check import Replay, TraceError, check_trace
+
+    failed = 0
+    with open(args.stories, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            st = parse_story(json.loads(line))
+            qs = label_story(st, args.max_order)["questions"]
+            tracer, replay = StoryTracer(st.actions, args.max_order), Replay(st.actions,
+                                                                             args.max_order)
+            for q in qs:
+                tr = tracer.trace(q)
+                try:
+                    ok = check_trace(tr, replay, q) == q["answer"]
+                except TraceError as e:
+                    ok, tr = False, f"{tr}\n(check failed: {e})"
+                failed += not ok
+                head = f"{q['question']} -> {q['answer']}" + ("" if ok else "  [CHECK FAILED]")
+                print(f"**{head}**\n```text\n{tr}\n```\n" if args.markdown
+                      else f"{head}\n{tr}\n")
+    return 1 if failed else 0
+
+
 def _progress(items: list, desc: str, quiet: bool):
     if quiet or len(items) < 50:
         return items
@@ -188,6 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", help="counts of stories and questions in a labelled JSONL")
     p.add_argument("input")
     p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("trace", help="every question of each story with its answer and its "
+                       "reasoning trace, each checked by exploretom.trace_check; exits 1 if one "
+                       "fails the check")
+    p.add_argument("stories", help="story structures, JSON Lines (STORY_FORMAT.md)")
+    p.add_argument("--max-order", type=int, default=2)
+    p.add_argument("--markdown", action="store_true", help="one block per question")
+    p.set_defaults(func=cmd_trace)
 
     from exploretom import export, infill, llm_context, report, search_run
 

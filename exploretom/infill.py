@@ -704,13 +704,3 @@ def run(args: argparse.Namespace) -> int:
 def _log(message: str) -> None:
     tqdm.write(message, file=sys.stderr)  # keeps the progress bar intact
 
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m exploretom.infill` is `python -m exploretom infill`."""
-    from exploretom.cli import main as cli_main
-
-    return cli_main(["infill", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,24 +10,10 @@ backends read `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` or the variable `api_key_en
 from __future__ import annotations
 
 import argparse
-from typing import Any, Sequence
-
-import yaml
+from typing import Any
 
 from eval.backends import BACKENDS, Backend, BackendError, load_backend
-
-
-def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in values or ():
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"{flag} expects KEY=VALUE, got {item!r}")
-        try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise ValueError(f"{flag} {key.strip()}: cannot read the value {value!r}") from None
-    return out
+from exploretom.cli_args import parse_pairs
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser, *, temperature: float,
@@ -73,13 +59,13 @@ def _load(kind: str, model: str, options: dict[str, Any], what: str) -> Backend:
 
 def backends_from_args(args: argparse.Namespace) -> tuple[Backend, Backend]:
     """(generator, judge); the same object when no judge option differs from the generator."""
-    gen_extra = _pairs(args.backend_option, "--backend-option")
+    gen_extra = parse_pairs(args.backend_option, "--backend-option")
     generator = _load(args.backend, args.model, _options(args.backend, args.base_url, args.cache,
                                                          gen_extra), "generator backend")
     if not (args.judge_backend or args.judge_model or args.judge_base_url or args.judge_option):
         return generator, generator
     kind = args.judge_backend or args.backend
-    extra = _pairs(args.judge_option, "--judge-option") if args.judge_option else gen_extra
+    extra = parse_pairs(args.judge_option, "--judge-option") if args.judge_option else gen_extra
     base_url = args.judge_base_url or (args.base_url if kind == args.backend else None)
     judge = _load(kind, args.judge_model or args.model, _options(kind, base_url, args.cache, extra),
                   "judge backend")

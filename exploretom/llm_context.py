@@ -914,13 +914,3 @@ def run(args: argparse.Namespace) -> int:
 def _log(message: str) -> None:
     tqdm.write(message, file=sys.stderr)  # keeps the progress bar intact
 
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m exploretom.llm_context` is `python -m exploretom contexts`."""
-    from exploretom.cli import main as cli_main
-
-    return cli_main(["contexts", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from exploretom.cli import positive_int
+from exploretom.cli_args import positive_int
 from exploretom.reasoners import REASONERS
 from exploretom.sampler import StorySampler
 from exploretom.search import Evaluator, Node, SearchConfig

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from eval.yaml_file import YamlFileError, read_yaml
 from exploretom.action_sets import ACTION_SETS, Conditions
+from exploretom.cli_args import parse_shard
 from exploretom.jsonl import Appender, InputError, iter_records, resume
 from exploretom.label import story_text
 from exploretom.lexicon import LEXICON_PATH, Context, sample_context
@@ -189,8 +190,6 @@ MAX_FAILED_IN_A_ROW = 10  # a target down for good: stop instead of trying every
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from exploretom.cli import parse_shard
-
     cfg = load_config(args.config)
     settings, skipped = cfg.grid.settings()
     if skipped:

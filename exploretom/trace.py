@@ -346,46 +346,6 @@ def story_traces(actions: Sequence[Action], questions: Iterable[dict[str, Any]],
     return [tracer.trace(q) for q in questions]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m exploretom.trace STORIES.jsonl`: every question of each story with its answer
-    and its trace, each checked by exploretom.trace_check; exits 1 if one fails the check."""
-    import argparse
-    import json
-
-    from exploretom.label import label_story
-    from exploretom.story import parse_story
-    from exploretom.trace_check import Replay, TraceError, check_trace
-
-    ap = argparse.ArgumentParser(prog="python -m exploretom.trace", description=main.__doc__)
-    ap.add_argument("stories", help="story structures, JSON Lines (STORY_FORMAT.md)")
-    ap.add_argument("--max-order", type=int, default=2)
-    ap.add_argument("--markdown", action="store_true", help="one block per question")
-    args = ap.parse_args(argv)
-    failed = 0
-    with open(args.stories, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            st = parse_story(json.loads(line))
-            qs = label_story(st, args.max_order)["questions"]
-            tracer, replay = StoryTracer(st.actions, args.max_order), Replay(st.actions,
-                                                                             args.max_order)
-            for q in qs:
-                tr = tracer.trace(q)
-                try:
-                    ok = check_trace(tr, replay, q) == q["answer"]
-                except TraceError as e:
-                    ok, tr = False, f"{tr}\n(check failed: {e})"
-                failed += not ok
-                head = f"{q['question']} -> {q['answer']}" + ("" if ok else "  [CHECK FAILED]")
-                print(f"**{head}**\n```text\n{tr}\n```\n" if args.markdown else f"{head}\n{tr}\n")
-    return 1 if failed else 0
-
-
 __all__ = ["StoryTracer", "story_traces", "status", "question_view", "view_people", "claim",
            "value_phrase", "unknown_phrase", "place_phrase", "conclusion", "answer_of",
            "STATUSES"]
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -26,7 +26,8 @@ from eval.backends.fake_server import Faults, FakeServer, RawReply
 from exploretom import infill
 from exploretom.action_sets import Conditions
 from exploretom.build import enter, leave, put
-from exploretom.cli import sample_one
+from exploretom.cli import main as cli_main
+from exploretom.cli_args import sample_one
 from exploretom.infill import LENGTHS, STYLES, plan_steps
 from exploretom.label import label_story
 from exploretom.story import parse_story
@@ -121,8 +122,8 @@ JUDGE_FAULTS = {
 
 
 def run_cli(srv, src: Path, out: Path, *extra: str) -> int:
-    return infill.main([str(src), "-o", str(out), "--model", "writer", "--judge-model", "critic",
-                        "--base-url", srv.openai_base_url, "-O", "max_attempts=1", "-q", *extra])
+    return cli_main(["infill", str(src), "-o", str(out), "--model", "writer", "--judge-model", "critic",
+                     "--base-url", srv.openai_base_url, "-O", "max_attempts=1", "-q", *extra])
 
 
 def lines(path: Path) -> list[dict]:
@@ -280,15 +281,15 @@ def test_invalid_input_lines_are_reported_and_skipped(tmp_path, capsys):
     src.write_text("\n".join([json.dumps(good), "{not json", json.dumps({"id": "x", "error": "line 3: ..."}),
                               json.dumps(broken), json.dumps(good)]) + "\n")
     with FakeServer(Script()) as srv:
-        assert infill.main([str(src), "-o", str(out), "--model", "m", "--base-url",
-                            srv.openai_base_url]) == 0
+        assert cli_main(["infill", str(src), "-o", str(out), "--model", "m", "--base-url",
+                         srv.openai_base_url]) == 0
     captured = capsys.readouterr()
     assert f"{src}: line 2: invalid JSON, skipped" in captured.err
     assert f"{src}: line 4: action 1 (leave_room)" in captured.err
     assert f"{src}: line 5: missing or repeated id 'sally-anne', skipped" in captured.err
     assert "stories=1 ok=1" in captured.out and "invalid_input=4" in captured.out
     assert [r["id"] for r in lines(out)] == ["sally-anne"]
-    assert infill.main([str(tmp_path / "missing.jsonl"), "-o", str(out), "--model", "m"]) == 2
+    assert cli_main(["infill", str(tmp_path / "missing.jsonl"), "-o", str(out), "--model", "m"]) == 2
     assert capsys.readouterr().err.strip() == f"error: {tmp_path / 'missing.jsonl'}: no such file"
 
 
@@ -298,7 +299,7 @@ def test_sigkill_midway_then_rerun_loses_and_duplicates_nothing(tmp_path):
     write_stories(src, n_sampled=3)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     with FakeServer(Script(), latency_s=0.03) as srv:
-        cmd = [sys.executable, "-m", "exploretom.infill", str(src), "-o", str(out), "--model", "writer",
+        cmd = [sys.executable, "-m", "exploretom", "infill", str(src), "-o", str(out), "--model", "writer",
                "--judge-model", "critic", "--base-url", srv.openai_base_url, "-O", "max_attempts=1",
                "--active", "1", "-q"]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

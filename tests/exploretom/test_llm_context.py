@@ -23,6 +23,7 @@ import pytest
 
 from eval.backends.fake_server import Faults, FakeServer, RawReply
 from exploretom import llm_context
+from exploretom.cli import main as cli_main
 from exploretom.action_sets import Conditions
 from exploretom.jsonl import InputError
 from exploretom.label import label_story
@@ -146,8 +147,8 @@ class Script:
 
 
 def run_cli(srv, out: Path, *extra: str) -> int:
-    return llm_context.main(["--model", "fake-model", "--base-url", srv.openai_base_url,
-                             "-O", "max_attempts=1", "-o", str(out), "-q", *extra])
+    return cli_main(["contexts", "--model", "fake-model", "--base-url", srv.openai_base_url,
+                     "-O", "max_attempts=1", "-o", str(out), "-q", *extra])
 
 
 def lines(path: Path) -> list[dict]:
@@ -245,10 +246,10 @@ def test_failed_requests_are_retried_by_the_next_run(tmp_path, capsys):
 
 def test_bad_arguments_are_one_line_errors(tmp_path, capsys, monkeypatch):
     out = tmp_path / "c.jsonl"
-    assert llm_context.main(["--model", "m", "-n", "1", "--people", "0", "-o", str(out)]) == 2
+    assert cli_main(["contexts", "--model", "m", "-n", "1", "--people", "0", "-o", str(out)]) == 2
     assert capsys.readouterr().err.strip() == "error: --people must be >= 1"
     monkeypatch.delenv("OPENAI_API_KEY")
-    assert llm_context.main(["--model", "m", "-n", "1", "--people", "2", "-o", str(out)]) == 2
+    assert cli_main(["contexts", "--model", "m", "-n", "1", "--people", "2", "-o", str(out)]) == 2
     assert "OPENAI_API_KEY is not set" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"id": "x", "description": "kitchen"}) + "\n")
@@ -279,7 +280,7 @@ def test_sigkill_midway_loses_and_duplicates_nothing(tmp_path):
     script = Script()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     with FakeServer(script, latency_s=0.05) as srv:
-        cmd = [sys.executable, "-m", "exploretom.llm_context", "--model", "fake-model",
+        cmd = [sys.executable, "-m", "exploretom", "contexts", "--model", "fake-model",
                "--base-url", srv.openai_base_url, "-O", "concurrency=1", "-n", "4",
                "--people", "2", "-o", str(out), "-q"]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

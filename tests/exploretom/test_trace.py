@@ -248,16 +248,16 @@ def test_export_stops_on_labels_the_tracker_no_longer_derives(tmp_path, capsys):
 
 
 def test_docs_show_the_checked_traces_of_table_11(capsys):
-    """docs/exploretom.md prints what `python -m exploretom.trace` gives for table 11."""
+    """docs/exploretom.md prints what `python -m exploretom trace` gives for table 11."""
     from pathlib import Path
 
-    from exploretom.trace import main
+    from exploretom.cli import main
 
     root = Path(__file__).resolve().parents[2]
-    assert main([str(root / "docs/examples/table11.jsonl")]) == 0
+    assert main(["trace", str(root / "docs/examples/table11.jsonl")]) == 0
     printed = capsys.readouterr().out.strip()
     doc = (root / "docs/exploretom.md").read_text()
-    block = doc.split("python -m exploretom.trace docs/examples/table11.jsonl", 1)[1]
+    block = doc.split("python -m exploretom trace docs/examples/table11.jsonl", 1)[1]
     block = block.split("```text\n", 1)[1].split("\n```", 1)[0]
     assert block == printed
     assert len([line for line in printed.splitlines() if " -> " in line]) == 19

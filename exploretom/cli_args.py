@@ -1,0 +1,72 @@
+"""Argument helpers shared by `python -m exploretom` and the stage modules it dispatches to.
+
+Kept apart from `cli.py` so that the stages (search_run, bench, search_floor, llm_backend) can use
+them without importing the command line that imports them: imports in `exploretom/` run one way.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+from typing import Any, Sequence
+
+import yaml
+
+from exploretom.action_sets import Conditions
+from exploretom.label import story_text
+from exploretom.questions import generate_questions
+from exploretom.sampler import sample_story
+
+
+class UsageError(ValueError):
+    """A bad argument; printed as one line."""
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise UsageError(f"--shard must look like i/n (e.g. 0/4), got {text!r}") from None
+    if not 0 <= i < n:
+        raise UsageError(f"--shard {text}: need 0 <= i < n")
+    return i, n
+
+
+def parse_pairs(values: Sequence[str] | None, flag: str) -> dict[str, Any]:
+    """`KEY=VALUE` options (values read as YAML) into a dict; `flag` names them in errors."""
+    out: dict[str, Any] = {}
+    for item in values or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{flag} expects KEY=VALUE, got {item!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ValueError(f"{flag} {key.strip()}: cannot read the value {value!r}") from None
+    return out
+
+
+def story_id(cond: Conditions, seed: int, k: int) -> str:
+    asym = "-asym" if cond.asymmetric else ""
+    return (f"{cond.action_set}{asym}-p{cond.people}-m{cond.moves}-r{cond.rooms}"
+            f"-n{cond.max_actions}-s{seed}-{k:06d}")
+
+
+def sample_one(cond: Conditions, seed: int, k: int, label: bool, max_order: int,
+               contexts=None, steered: bool = True, constrained: bool = True) -> dict[str, Any]:
+    """Story number k of a run: its own random stream, so shards and re-runs agree."""
+    rng = random.Random(f"{seed}:{k}")
+    story, tracker = sample_story(cond, rng, story_id(cond, seed, k), max_order=max_order,
+                                  contexts=contexts, steered=steered, constrained=constrained)
+    out = story.to_json()
+    if label:
+        out["text"] = story_text(tracker)
+        out["questions"] = generate_questions(tracker)
+    return out
