@@ -262,6 +262,11 @@ def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: li
     trainer.add_callback(jsonl_log_callback(Path(out) / LOG_FILE))
     trainer.train(resume_from_checkpoint=last if args.resume else None)
     trainer.save_model(out)
+    wandb = sys.modules.get("wandb")
+    if wandb is not None and wandb.run is not None:
+        # close the run here, not at interpreter exit, so that its files are complete when the
+        # command returns (a caller in the same process, e.g. a notebook or a test, reads them)
+        wandb.finish()
     if trainer.is_world_process_zero():
         print(f"done: {trainer.state.global_step} steps; model saved to {out}")
     return 0
