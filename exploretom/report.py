@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from eval.benchmarks.base import mean
 from exploretom.action_sets import ACTION_SETS
 from exploretom.export import orders_arg
 from exploretom.jsonl import InputError, iter_records
@@ -156,11 +157,6 @@ def _set_order(name: str) -> tuple:
     return (names.index(name) if name in names else len(names), name)
 
 
-def _mean(xs: Iterable[float]) -> float | None:
-    xs = list(xs)
-    return sum(xs) / len(xs) if xs else None
-
-
 def aggregate(stories: Sequence[RunStory], orders: set[int] | None) -> dict[str, Any]:
     """All the report's numbers, as plain data (also written to report.json)."""
     methods = sorted({s.method for s in stories}, key=_method_order)
@@ -228,16 +224,18 @@ def aggregate(stories: Sequence[RunStory], orders: set[int] | None) -> dict[str,
                 pairs.append({"setting": dict(zip(("action_set", "asymmetric", *SETTING_KEYS), key)),
                               "astar": a.acc, "baseline": b.acc,
                               "diff_points": 100 * (a.acc - b.acc),
-                              "astar_actions": _mean(actions_per_setting[(ASTAR, t, key)]),
-                              "baseline_actions": _mean(actions_per_setting[(BASELINE, t, key)])})
+                              "astar_actions": mean(actions_per_setting[(ASTAR, t, key)],
+                                                    empty=None),
+                              "baseline_actions": mean(actions_per_setting[(BASELINE, t, key)],
+                                                       empty=None)})
             diffs = [p["diff_points"] for p in pairs]
             comparison.append({
                 "target": t, "settings": len(pairs), "pairs": pairs,
-                "mean_diff_points": _mean(diffs),
+                "mean_diff_points": mean(diffs, empty=None),
                 "median_diff_points": statistics.median(diffs) if diffs else None,
                 "astar_lower": sum(d < 0 for d in diffs), "astar_higher": sum(d > 0 for d in diffs),
-                "mean_actions_astar": _mean(p["astar_actions"] for p in pairs),
-                "mean_actions_baseline": _mean(p["baseline_actions"] for p in pairs),
+                "mean_actions_astar": mean((p["astar_actions"] for p in pairs), empty=None),
+                "mean_actions_baseline": mean((p["baseline_actions"] for p in pairs), empty=None),
             })
     return {"orders": sorted(orders) if orders is not None else None, "methods": methods,
             "targets": targets, "counts": counts, "table1": table1, "table6": table6,
