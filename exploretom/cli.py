@@ -42,7 +42,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 def load_contexts(path: str, cond: Conditions) -> list:
     """Contexts from a `contexts` output file with enough people and rooms for `cond`."""
-    from exploretom.llm_context import context_from_record, read_contexts
+    from exploretom.contexts.records import context_from_record, read_contexts
 
     records = [r for r in read_contexts(path)
                if len(r["people"]) >= cond.people and len(r["rooms"]) >= cond.rooms]
@@ -185,7 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", action="store_true", help="one block per question")
     p.set_defaults(func=cmd_trace)
 
-    from exploretom import export, infill, llm_context, report, search_run
+    from exploretom import export, report, search_run
+    from exploretom.contexts import command as contexts_command
+    from exploretom.infill import command as infill_command
 
     search_run.add_search_arguments(sub.add_parser(
         "search", help="A* (and/or the baseline) over a grid of settings, from a run YAML"))
@@ -193,8 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
         "bench-search", help="A* vs overgenerate-and-filter at equal budget, scripted target"))
     for name, module, text in (("export", export, "labelled stories -> Hugging Face DatasetDict"),
                                ("report", report, "the paper's tables from search runs"),
-                               ("contexts", llm_context, "sample story contexts with an LLM"),
-                               ("infill", infill, "turn story structures into natural text "
+                               ("contexts", contexts_command, "sample story contexts with an LLM"),
+                               ("infill", infill_command, "turn story structures into natural text "
                                 "with an LLM, judged step by step")):
         p = sub.add_parser(name, help=text)
         module.add_arguments(p)

@@ -41,6 +41,11 @@ class ReplyError(ValueError):
         self.detail = detail
 
 
+def one_line(text: str) -> str:
+    """A reply's text on one line, single-spaced: how names, phrases and reasons are stored."""
+    return " ".join(text.split())
+
+
 def completion_text(completion: Completion, index: int = 0) -> str:
     """The `index`-th text of a completion; ReplyError if the request failed or has none."""
     if not completion.ok:

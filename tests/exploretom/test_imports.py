@@ -1,7 +1,8 @@
 """Imports inside `exploretom/` run one way: no module imports (even lazily) one importing it back.
 
 The graph is read from the source with `ast` (every `import`, including those inside functions),
-so a cycle hidden behind a function-level import is caught too.
+so a cycle hidden behind a function-level import is caught too. Modules of subpackages are named
+by their dotted path inside the package (`contexts.command`; the package itself is `contexts`).
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2] / PACKAGE
 
 
 def imported_modules(source: str, modules: set[str]) -> set[str]:
-    """The modules of the package that `source` imports (`from exploretom import x` counts as x)."""
+    """The modules of the package that `source` imports (`from exploretom import x` counts as x,
+    `exploretom.x.y.name` as the longest of `x.y`, `x` that is a module)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -24,14 +26,22 @@ def imported_modules(source: str, modules: set[str]) -> set[str]:
             continue
         for name in names:
             parts = name.split(".")
-            if parts[0] == PACKAGE and len(parts) > 1 and parts[1] in modules:
-                found.add(parts[1])
+            if parts[0] != PACKAGE:
+                continue
+            for end in range(len(parts), 1, -1):
+                if ".".join(parts[1:end]) in modules:
+                    found.add(".".join(parts[1:end]))
+                    break
     return found
 
 
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
-    modules = {p.stem for p in root.glob("*.py")} - {"__init__", "__main__"}
-    return {m: imported_modules((root / f"{m}.py").read_text(), modules) - {m} for m in modules}
+    paths = {}
+    for path in root.rglob("*.py"):
+        name = ".".join(path.relative_to(root).with_suffix("").parts)
+        if name not in ("__init__", "__main__"):
+            paths[name.removesuffix(".__init__")] = path
+    return {m: imported_modules(p.read_text(), set(paths)) - {m} for m, p in paths.items()}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -67,7 +77,8 @@ def test_the_command_line_is_imported_by_no_stage():
     assert "cli" in graph["cli"] | {"cli"}  # the module exists under that name
     assert sorted(m for m, deps in graph.items() if "cli" in deps) == []
     # it does reach the stages it dispatches to
-    assert {"cli_args", "infill", "llm_context", "search_run", "export", "report"} <= graph["cli"]
+    assert {"cli_args", "infill.command", "contexts.command", "contexts.records", "search_run",
+            "export", "report"} <= graph["cli"]
 
 
 def test_cycle_finder_sees_lazy_and_package_style_imports(tmp_path):
@@ -79,3 +90,16 @@ def test_cycle_finder_sees_lazy_and_package_style_imports(tmp_path):
     assert graph == {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set(), "d": {"a", "b"}}) is None
+
+
+def test_cycle_finder_sees_imports_inside_subpackages(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text('"""A package."""\n')
+    (tmp_path / "pkg" / "run.py").write_text("from exploretom.pkg.steps import plan\n")
+    (tmp_path / "pkg" / "steps.py").write_text("from exploretom import a\n")
+    (tmp_path / "a.py").write_text("def f():\n    from exploretom.pkg import run\n")
+    graph = import_graph(tmp_path)
+    assert graph == {"pkg": set(), "pkg.run": {"pkg.steps"}, "pkg.steps": {"a"},
+                     "a": {"pkg", "pkg.run"}}
+    assert find_cycle(graph) == ["a", "pkg.run", "pkg.steps", "a"]
+    assert import_graph()["contexts.command"]  # the real package's subpackages are read too

@@ -1,4 +1,4 @@
-"""LLM context sampling (`exploretom.llm_context`) against the scripted local OpenAI server.
+"""LLM context sampling (`exploretom.contexts`) against the scripted local OpenAI server.
 
 The reply script answers each kind of request (context, state updates, judge, name and setting
 pools) from its prompt, and can be told to misbehave on the first requests of a kind: bad JSON,
@@ -7,7 +7,6 @@ a counted failure with its reason, never a crash, and the API key must never rea
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
 import random
@@ -22,14 +21,14 @@ from pathlib import Path
 import pytest
 
 from eval.backends.fake_server import Faults, FakeServer, RawReply
-from exploretom import llm_context
 from exploretom.cli import main as cli_main
 from exploretom.action_sets import Conditions
+from exploretom.contexts.pools import pools_path
+from exploretom.contexts.records import context_from_record, read_contexts
+from exploretom.contexts.sampler import failures_path
+from exploretom.contexts.validation import context_problems
 from exploretom.jsonl import InputError
 from exploretom.label import label_story
-from exploretom.llm_context import (context_from_record, context_problems, failures_path,
-                                    pools_path, read_contexts)
-from exploretom.llm_json import ReplyError, parse_json_reply, parse_model, parse_string_list
 from exploretom.sampler import StorySampler
 from exploretom.story import Story
 
@@ -308,96 +307,6 @@ def test_api_key_never_reaches_outputs(tmp_path, capsys):
     for path in tmp_path.iterdir():
         assert SECRET not in path.read_text(errors="replace"), path
     assert lines(out)  # the run still got its contexts
-
-
-# -- validation and reply parsing ------------------------------------------------------------------
-def _valid_record() -> dict:
-    return {
-        "id": "llm_s0_000000", "description": "a busy restaurant", "roles": ["head cook", "waiter"],
-        "rooms": ["kitchen", "pantry"], "topics": ["new menu", "rent"],
-        "objects": [{"name": "ladle", "containers": ["drawer", "cupboard"],
-                     "state_updates": [dict(u, state_type="<" + u["state_value"].replace(" ", "_") + ">")
-                                       for u in UPDATES[:4]]}],
-        "people": [{"name": "Ada", "role": "head cook"}, {"name": "Bruno", "role": "waiter"}],
-        "situation": "Ada and Bruno stood in the kitchen.", "source": {"model": "m", "judge_model": "m"},
-    }
-
-
-BREAKS = [
-    (lambda r: r["objects"][0]["containers"].append("open tray"), "containers", "not an opaque"),
-    (lambda r: r["rooms"].append("Attic"), "rooms", "not lower case"),
-    (lambda r: r["topics"].append("the rent"), "topics", "cannot follow 'the'"),
-    (lambda r: r["topics"].append("rent"), "topics", "duplicate"),
-    (lambda r: r["objects"][0].update(name="pair of tongs in the drawer"), "object", "contains the room or container"),
-    (lambda r: r["objects"][0].update(name="tongs"), "object", "is plural"),
-    (lambda r: r["people"][1].update(name="bruno"), "people", "capitalised"),
-    (lambda r: r["people"][1].update(role="a waiter"), "people", "no article"),
-    (lambda r: r.update(situation="They stood in the kitchen."), "situation", "does not mention Ada, Bruno"),
-    (lambda r: r["objects"][0]["state_updates"][0].update(text="{person} painted his ladle."), "update_pronoun", "gendered"),
-    (lambda r: r["objects"][0]["state_updates"][0].update(state_value="was painted"), "update_state_value", "must start with"),
-    (lambda r: r["objects"][0]["state_updates"][0].update(text="Someone painted the ladle."), "update_text", "{person}"),
-    (lambda r: [u.update(visible=True) for u in r["objects"][0]["state_updates"]], "too_few_updates", "0 invisible"),
-    (lambda r: r.update(description="restaurant"), "description", "a/an/the"),
-    (lambda r: r.pop("situation"), "schema", "missing field"),
-    (lambda r: r.update(people="Ada"), "schema", "list of {name, role}"),
-]
-
-
-def test_valid_record_has_no_problems():
-    assert context_problems(_valid_record(), people=2, containers=2, topics=2, rooms=2) == []
-
-
-@pytest.mark.parametrize("break_it, reason, fragment", BREAKS, ids=[b[2] for b in BREAKS])
-def test_each_defect_is_reported_with_its_reason(break_it, reason, fragment):
-    record = copy.deepcopy(_valid_record())
-    break_it(record)
-    problems = context_problems(record)
-    assert any(r == reason and fragment in m for r, m in problems), problems
-
-
-@pytest.mark.parametrize("text, expected", [
-    ('{"a": 1}', {"a": 1}),
-    ('Sure!\n```json\n{"a": [1, 2,],}\n```\nHope this helps.', {"a": [1, 2]}),
-    ('The answer is {"a": {"b": 2}} as requested.', {"a": {"b": 2}}),
-    ('[1, 2] and then {"a": 3}', {"a": 3}),
-])
-def test_json_is_found_in_chatty_replies(text, expected):
-    assert parse_json_reply(text, dict) == expected
-
-
-@pytest.mark.parametrize("text, reason", [
-    ("", "empty"), ("   \n", "empty"), ("x" * 200_001, "too_long"), ("no json here", "no_json"),
-    ('{"a": ', "bad_json"), ("[" * 100_000 + "]" * 100_000, "bad_json"), ("[1, 2]", "wrong_type"),
-    (None, "wrong_type"),
-])
-def test_unusable_replies_raise_reply_error_with_reason(text, reason):
-    with pytest.raises(ReplyError) as e:
-        parse_json_reply(text, dict, max_chars=200_000)
-    assert e.value.reason == reason
-
-
-def test_deeply_nested_json_is_bad_json_not_a_crash():
-    with pytest.raises(ReplyError) as e:
-        parse_json_reply("{" * 50_000, dict)
-    assert e.value.reason == "bad_json"
-
-
-def test_string_lists_from_json_or_numbered_lines():
-    assert parse_string_list('["Ada", "Bo", 3]') == ["Ada", "Bo"]
-    assert parse_string_list('{"names": ["Ada"]}', key="names") == ["Ada"]
-    assert parse_string_list("Here:\n1. a bakery\n2) a school\n- a farm") == ["a bakery", "a school", "a farm"]
-    assert parse_string_list("Ada\nBo\nCy") == ["Ada", "Bo", "Cy"]
-    with pytest.raises(ReplyError):
-        parse_string_list('["Ada", ')
-
-
-def test_schema_errors_name_the_field():
-    from exploretom.llm_context import ContextReply
-
-    with pytest.raises(ReplyError, match=r"schema: field people: Input should be a valid list"):
-        parse_model(ContextReply, json.dumps({"people": "x", "situation": "s", "start_room": "a",
-                                              "other_room": "b", "object": "o", "containers": [],
-                                              "topics": []}))
 
 
 RETRYING = ["-O", "max_attempts=8", "-O", "backoff_base_s=0", "-O", "backoff_max_s=0",
