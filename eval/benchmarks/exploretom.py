@@ -153,7 +153,7 @@ def answer_type_of(answer: str) -> str:
 
 def release_row(rec: dict[str, Any], file: Path, loc: str, n: int, text: str) -> Row:
     """A row from one record of the released schema."""
-    from exploretom.export import user_prompt  # the prompt our own exports use
+    from exploretom.dataset_rows import user_prompt  # the prompt our own exports use
 
     missing = [c for c in RELEASE_REQUIRED if c not in rec]
     if missing:

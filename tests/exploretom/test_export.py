@@ -12,6 +12,7 @@ import yaml
 from eval.rows import SYSTEM_PROMPT, meta as row_meta, user_text, validate_row
 from exploretom import export
 from exploretom.cli import main as cli_main
+from exploretom.dataset_split import SPLITS
 from exploretom.jsonl import InputError
 
 SETS = (("A1", True), ("A2", False), ("A8", False))
@@ -165,24 +166,6 @@ def test_balance_equalises_question_types(stories, tmp_path):
         assert abs(share - 0.5) <= max(0.01, 1 / len(metas))
 
 
-def test_plan_counts_meets_share_across_balanced_groups():
-    avail = {("belief", "room_location", 1): (10, 30), ("belief", "state", 1): (40, 5),
-             ("ground_truth", "room_location", 0): (0, 50)}
-    plan, reached = export.plan_counts(avail, 0.4, balance=True)
-    assert reached and {a + b for a, b in plan.values()} == {40}  # the smallest group, whole
-    assert sum(a for a, _ in plan.values()) == 48  # 40% of 3 x 40
-    # half interesting needs 1.5m interesting rows from groups holding 10 and min(m, 40):
-    # 10 + m >= 1.5m, so the groups shrink to m = 20
-    plan, reached = export.plan_counts(avail, 0.5, balance=True)
-    assert reached and {a + b for a, b in plan.values()} == {20}
-    assert plan[("belief", "room_location", 1)] == (10, 10)
-    assert sum(a for a, _ in plan.values()) == 30
-    assert all(a <= avail[g][0] and b <= avail[g][1] for g, (a, b) in plan.items())
-    # every group holds no interesting question: the share cannot be met, balance still holds
-    plan, reached = export.plan_counts({("g", "x", 0): (0, 9), ("g", "y", 0): (0, 4)}, 0.5, True)
-    assert not reached and plan == {("g", "x", 0): (0, 4), ("g", "y", 0): (0, 4)}
-
-
 def test_infilled_text_mode(stories, tmp_path):
     path = tmp_path / "infilled.jsonl"
     lines, ok, failed, missing = [], set(), 0, 0
@@ -242,7 +225,7 @@ def test_dataset_card_matches_the_data(default_export):
                                                       if r["answer_type"] == "yes_no"))
     per_order = Counter(row_meta(r)["order"] for d in ds.values() for r in d)
     for order, total in per_order.items():
-        cells = [str(Counter(row_meta(r)["order"] for r in ds[s])[order]) for s in export.SPLITS]
+        cells = [str(Counter(row_meta(r)["order"] for r in ds[s])[order]) for s in SPLITS]
         assert f"| {order} | {' | '.join(cells)} | {total} |" in card
     assert "| A1+asym |" in card and "| A8 |" in card
     assert "`knowledge`:" in card and "does not know about it" in card

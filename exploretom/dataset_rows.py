@@ -1,0 +1,84 @@
+"""Rows in the contract of docs/DESIGN.md from the selected questions: the prompt (story, question
+and a request for a short answer), the meta, the reasoning trace, and the `Dataset` streamed to
+Arrow from them."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from eval.rows import features as row_features
+from eval.rows import make_row
+from exploretom.dataset_stories import Item, StoryIn
+from exploretom.jsonl import InputError
+from exploretom.story import parse_story
+from exploretom.trace import StoryTracer
+
+SOURCE = "exploretom"
+
+
+def instruction(q: dict[str, Any]) -> str:
+    """The short-answer request matching the question's answer type (paper: story, question,
+    short answer)."""
+    if q["answer_type"] == "yes_no":
+        return "Give a short answer: yes or no."
+    if q["answer_type"] == "knowledge":
+        return 'Give a short answer: "knows about it" or "does not know about it".'
+    what = {"room_location": "room", "container_location": "container"}.get(q["property"], "place")
+    return f"Give a short answer: only the name of the {what}, as the story calls it."
+
+
+def user_prompt(text: str, q: dict[str, Any]) -> str:
+    return (f"Read the story, then answer the question about it.\n\nStory:\n{text.strip()}\n\n"
+            f"Question: {q['question']}\n{instruction(q)}")
+
+
+def row_meta(it: Item) -> dict[str, Any]:
+    q = it.q
+    return {"story_id": it.story.id, "question_index": it.index,
+            **{k: q.get(k) for k in ("order", "kind", "property", "people", "thing",
+                                     "state_value", "before_action", "interesting",
+                                     "false_belief")},
+            **it.story.info}
+
+
+def story_tracer(story: StoryIn) -> StoryTracer:
+    """The tracker's replay of a story, to the order it was labelled at (an order-1 belief can
+    depend on it: what a receiver knows of the speaker's belief decides which message wins)."""
+    actions = parse_story({"id": story.id, "actions": story.info["story"]["actions"]}).actions
+    return StoryTracer(actions, story.max_order)
+
+
+def add_reasoning(items: Sequence[Item]) -> None:
+    """Each item's trace (exploretom.trace). A stored answer the tracker no longer derives is an
+    error: the file was labelled by another version of the tracker."""
+    tracers: dict[str, StoryTracer] = {}
+    for it in items:
+        tracer = tracers.get(it.story.id)
+        if tracer is None:
+            if len(tracers) >= 256:  # items mostly come grouped by story
+                tracers.clear()
+            tracer = tracers[it.story.id] = story_tracer(it.story)
+        got = tracer.answer(it.q)
+        if got != it.q["answer"]:
+            raise InputError(f"story {it.story.id!r}: questions[{it.index}] "
+                             f"({it.q['question']!r}): the file says {it.q['answer']!r}, the "
+                             f"tracker now derives {got!r} (relabel the stories: python -m "
+                             f"exploretom label)")
+        it.reasoning = tracer.trace(it.q)
+
+
+def make_rows(items: Sequence[Item]) -> Iterator[dict[str, Any]]:
+    for it in items:
+        yield make_row(id=f"{it.story.id}-q{it.index}", source=SOURCE,
+                       user=user_prompt(it.story.text, it.q), answer=it.q["answer"],
+                       answer_type=it.q["answer_type"],
+                       meta={**row_meta(it), "reasoning": it.reasoning})
+
+
+def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str):
+    """A `Dataset` of the items' rows, streamed to Arrow files under `cache_dir` (rows repeat
+    their story's structure, so holding them all in memory does not scale)."""
+    from datasets import Dataset
+
+    return Dataset.from_generator(make_rows, features=row_features(), cache_dir=str(cache_dir),
+                                  gen_kwargs={"items": items}, fingerprint=fingerprint)
