@@ -24,19 +24,14 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from eval.backends.base import GenerationConfig
 from eval.benchmarks import BENCHMARKS, get_benchmark
 from eval.benchmarks.base import REPO_ROOT
-from eval.yaml_file import YamlFileError, read_yaml
+from eval.config_file import ConfigError, load_config
 
 SUITES_DIR = REPO_ROOT / "configs" / "eval"
-
-
-class SuiteError(ValueError):
-    """A suite that cannot be used; the message is one line naming the file and the field."""
 
 
 class GenerationSettings(BaseModel):
@@ -107,7 +102,7 @@ def check_options(name: str, options: dict[str, Any]) -> None:
 class Suite(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str
+    name: str = ""  # "": the file's name (load_suite_file)
     description: str = ""
     generation: GenerationSettings = GenerationSettings()
     benchmarks: list[BenchmarkEntry] = Field(min_length=1)
@@ -138,27 +133,11 @@ class Suite(BaseModel):
         return GenerationConfig(**settings)
 
 
-def _one_line(error: ValidationError, where: str) -> str:
-    first = error.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    msg = first["msg"].removeprefix("Value error, ")
-    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-    return f"{where}: field {loc}: {msg}{more}"
-
-
 def load_suite_file(path: str | Path) -> Suite:
-    path = Path(path)
-    try:
-        data = read_yaml(path)
-    except YamlFileError as e:
-        raise SuiteError(str(e)) from None
-    if not isinstance(data, dict):
-        raise SuiteError(f"{path}: expected a mapping with 'name' and 'benchmarks'")
-    data.setdefault("name", path.stem)
-    try:
-        return Suite.model_validate(data)
-    except ValidationError as e:
-        raise SuiteError(_one_line(e, str(path))) from None
+    """A suite file (eval.config_file's one-line errors)."""
+    suite = load_config(path, Suite)
+    suite.name = suite.name or Path(path).stem
+    return suite
 
 
 def available_suites() -> list[str]:
@@ -179,11 +158,9 @@ def resolve_suite(specs: list[str] | str) -> Suite:
     names = [n.strip() for s in specs for n in s.split(",") if n.strip()]
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown or not names:
-        raise SuiteError(
+        raise ConfigError(
             f"unknown benchmark or suite {', '.join(map(repr, unknown)) or '(none given)'}; "
             f"suites: {', '.join(available_suites())}; benchmarks: {', '.join(BENCHMARKS)}"
         )
-    try:
-        return Suite(name="+".join(names), benchmarks=[{"name": n} for n in names])
-    except ValidationError as e:
-        raise SuiteError(_one_line(e, "command line")) from None
+    return load_config(None, Suite, {"name": "+".join(names),
+                                     "benchmarks": [{"name": n} for n in names]})

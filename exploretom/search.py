@@ -25,7 +25,6 @@ story meeting isDesired it scored (the paper's variant: the one story each run r
 """
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import itertools
 import random
@@ -93,20 +92,6 @@ class SearchConfig:
             raise ValueError(f"search.branch_share must be in (0, 1], got {self.branch_share}")
         if self.complete and self.policy == "paper":
             raise ValueError("search.complete needs policy by_g")
-
-    @classmethod
-    def from_mapping(cls, raw: Any, where: str = "search") -> "SearchConfig":
-        """From a config mapping, with a one-line error for an unknown key or a bad value."""
-        if not isinstance(raw, dict):
-            raise ValueError(f"{where}: expected a mapping of search settings, got "
-                             f"{type(raw).__name__}")
-        known = [f.name for f in dataclasses.fields(cls)]
-        unknown = [k for k in raw if k not in known]
-        if unknown:
-            raise ValueError(f"{where}: unknown key(s) {', '.join(map(str, unknown))}; allowed: "
-                             f"{', '.join(known)}")
-        cfg = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
-        return cls(**cfg)
 
 
 @dataclass

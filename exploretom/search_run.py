@@ -16,21 +16,25 @@ import sys
 import time
 from pathlib import Path
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Literal, Optional
+from typing import Annotated, Any, Iterator, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
-from eval.yaml_file import YamlFileError, read_yaml
+from eval import config_file
+from eval.backends import BACKENDS
+from eval.config_file import ConfigError
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.cli_args import parse_shard
 from exploretom.jsonl import Appender, InputError, iter_records, resume
 from exploretom.label import story_text
 from exploretom.lexicon import LEXICON_PATH, Context, sample_context
+from exploretom.reasoners import REASONERS
 from exploretom.sampler import StorySampler, conditions_json
 from exploretom.search import (AStarSearch, Evaluator, Node, SearchConfig, SearchResult,
                                overgenerate_and_filter, score_all, search_pool)
 from exploretom.story import Story
-from exploretom.targets import TARGET_FORMS, Target, TargetError, make_target, parse_target
+from exploretom.targets import (PROMPTS, TARGET_FORMS, Target, TargetError, make_target,
+                                parse_target)
 from exploretom.tracker import Tracker
 
 Method = Literal["astar", "baseline"]
@@ -72,14 +76,66 @@ class Grid(BaseModel):
         return ok, skipped
 
 
+class ReasonerTargetSpec(BaseModel):
+    """A scripted reader (exploretom.reasoners)."""
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["reasoner"] = "reasoner"
+    name: Literal[tuple(REASONERS)] = "world"  # type: ignore[valid-type]
+
+
+class NoisyTargetSpec(BaseModel):
+    """The labels, wrong with probability p on false-belief questions and q on the others."""
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["noisy"]
+    p: float = Field(0.5, ge=0, le=1)
+    q: float = Field(0.1, ge=0, le=1)
+    seed: int = 0
+
+
+class BackendTargetSpec(BaseModel):
+    """A model through an eval backend (kind: its name). Any further key is an option of that
+    backend, which checks it when the command starts."""
+    model_config = ConfigDict(extra="allow")
+    kind: str
+    model: str = Field(min_length=1)
+    max_new_tokens: int = Field(32, gt=0)
+    prompt: Literal[PROMPTS] = "paper"  # type: ignore[valid-type]
+
+    @field_validator("kind")
+    @classmethod
+    def _known(cls, kind: str) -> str:
+        if kind not in BACKENDS:
+            raise ValueError(f"unknown kind {kind!r}; choose one of: reasoner, noisy, "
+                             f"{', '.join(BACKENDS)}")
+        return kind
+
+
+def _target_kind(value: Any) -> Optional[str]:
+    """Which target model checks a `target` mapping (no kind: a reasoner, as make_target)."""
+    if isinstance(value, dict):
+        kind = value.get("kind", "reasoner")
+    else:
+        kind = getattr(value, "kind", None)
+    if kind is None:
+        return None
+    return kind if kind in ("reasoner", "noisy") else "backend"
+
+
+TargetSpec = Annotated[
+    Union[Annotated[ReasonerTargetSpec, Tag("reasoner")], Annotated[NoisyTargetSpec, Tag("noisy")],
+          Annotated[BackendTargetSpec, Tag("backend")]],
+    Discriminator(_target_kind, custom_error_type="target", custom_error_message=(
+        "expected a mapping with a kind, e.g. {kind: reasoner, name: world}"))]
+
+
 class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    target: dict[str, Any] = Field(default_factory=lambda: {"kind": "reasoner", "name": "world"})
+    target: TargetSpec = Field(default_factory=ReasonerTargetSpec)  # make_target's spec
     methods: list[Method] = ["astar"]
     stories_per_setting: int = Field(10, ge=1)
     seed: int = 0
     grid: Grid = Field(default_factory=Grid)
-    search: dict[str, Any] = Field(default_factory=dict)
+    search: SearchConfig = Field(default_factory=SearchConfig)
     # a lexicon in the format of exploretom/data/contexts.json (null: the built-in one), relative
     # to the config file's folder or absolute
     lexicon: Optional[str] = None
@@ -88,37 +144,15 @@ class RunConfig(BaseModel):
     settings: Optional[list[str]] = None
     names: Optional[list[str]] = None
 
-    def search_config(self) -> SearchConfig:
-        try:
-            return SearchConfig.from_mapping(self.search)
-        except TypeError as e:
-            raise ValueError(f"search: {e}") from None
-
 
 def load_config(path: str | Path) -> RunConfig:
+    """A run YAML (eval.config_file's one-line errors), its lexicon found from its folder."""
     p = Path(path)
-    try:  # read_yaml names a missing file or a folder itself
-        raw = read_yaml(p)
-        if not isinstance(raw, dict) or not raw:
-            what = "empty" if raw in (None, {}, [], "") else f"a {type(raw).__name__}"
-            raise InputError(f"{p}: the run config is {what}; expected a mapping with at least "
-                             f"one of: {', '.join(RunConfig.model_fields)}")
-        cfg = RunConfig.model_validate(raw)
-        cfg.search_config()
-    except InputError:
-        raise
-    except YamlFileError as e:
-        raise InputError(str(e)) from None
-    except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(x) for x in err["loc"]) or "(top level)"
-        raise InputError(f"{p}: field '{where}': {err['msg']}") from None
-    except ValueError as e:
-        raise InputError(f"{p}: {e}") from None
+    cfg = config_file.load_config(p, RunConfig)
     if cfg.lexicon is not None:
         lex = p.parent / cfg.lexicon  # an absolute path stays itself
         if not lex.is_file():
-            raise InputError(f"{p}: field 'lexicon': no such file {lex}")
+            raise ConfigError(f"{p}: lexicon: no such file {lex}")
         cfg.lexicon = str(lex)
     return cfg
 
@@ -201,8 +235,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     done = resume(args.output)
     todo = [j for k, j in enumerate(jobs(cfg, settings)) if k % shard_n == shard_i
             and j[3] not in done]
-    target = make_target(cfg.target)
-    search_cfg = cfg.search_config()
+    target = make_target(cfg.target.model_dump())
+    search_cfg = cfg.search
     lexicon = _lexicon(args.config, cfg)
     print(f"{len(settings)} settings x {cfg.stories_per_setting} stories x {len(cfg.methods)} "
           f"method(s); {len(todo)} to do in shard {args.shard} ({len(done)} already written)",
@@ -300,15 +334,15 @@ def _lexicon(config: str, cfg: RunConfig) -> dict[str, Any] | None:
     if cfg.settings is not None:
         unknown = [s for s in cfg.settings if s not in ids]
         if unknown:
-            raise InputError(f"{config}: field 'settings': unknown setting(s) {unknown} (known: "
-                             f"{', '.join(ids)})")
+            raise ConfigError(f"{config}: settings: unknown setting(s) {unknown} (known: "
+                              f"{', '.join(ids)})")
         if not cfg.settings:
-            raise InputError(f"{config}: field 'settings' is empty")
+            raise ConfigError(f"{config}: settings: empty")
         lex = {**lex, "settings": [s for s in lex["settings"] if s["id"] in cfg.settings]}
     if cfg.names is not None:
         if len(set(cfg.names)) < max(cfg.grid.people):
-            raise InputError(f"{config}: field 'names': {len(set(cfg.names))} distinct name(s), "
-                             f"but the grid asks for up to {max(cfg.grid.people)} people")
+            raise ConfigError(f"{config}: names: {len(set(cfg.names))} distinct name(s), "
+                              f"but the grid asks for up to {max(cfg.grid.people)} people")
         lex = {**lex, "names": list(dict.fromkeys(cfg.names))}
     return lex
 
@@ -433,8 +467,10 @@ def units_path(output: str | Path) -> Path:
 def cmd_bench_search(args: argparse.Namespace) -> int:
     """The search against the pooled and the block baseline at equal pooled budget, over
     settings x seeds; paired per-unit differences and their bootstrap interval."""
-    raw = {"budget": args.budget, "orders": list(args.orders), **parse_overrides(args.search)}
-    cfg = SearchConfig.from_mapping(raw, "--search")
+    # the flags as overrides of a run config's search section (the --world file's is not used)
+    flags = {"budget": args.budget, "orders": list(args.orders), **parse_overrides(args.search)}
+    overrides = {f"search.{k}": v for k, v in flags.items()}
+    cfg = config_file.load_config(None, RunConfig, overrides).search
     lexicon, grid = None, Grid()
     if args.world:
         run = load_config(args.world)

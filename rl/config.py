@@ -1,4 +1,4 @@
-"""One YAML file holds a whole training run; this module reads, overrides and validates it.
+"""One YAML file holds a whole training run; this module declares its settings.
 
 Sections (all checked by pydantic; an unknown or invalid field stops the run at start with one
 line naming the field and what is allowed):
@@ -10,25 +10,25 @@ line naming the field and what is allowed):
   sft     (rl.sft) sequence length, target text, loss masking
   trl     any other field of TRL's GRPOConfig/SFTConfig, passed through (names are checked)
 
-Command-line overrides follow the config path: `--grpo.num_generations 4`, or the bare field
-name when only one section has it (`--max_steps 5`). Values are parsed as YAML (`--lora null`).
+Read with `load_config(path, GRPORun | SFTRun, overrides)` (eval.config_file, the loader every
+package shares). Command-line overrides follow the config path: `--grpo.num_generations 4`, or the
+bare field name when only one section has it (`--max_steps 5`). Values are parsed as YAML
+(`--model.lora null`).
 """
 from __future__ import annotations
 
 import dataclasses
 import difflib
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Optional, Sequence
+from typing import Any, ClassVar, Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+# load_config reads these files; ConfigError is also what every rl command raises for a setting
+# it cannot use
+from eval.config_file import ConfigError, load_config  # noqa: F401
 from eval.rows import ANSWER_TYPES
-from eval.yaml_file import YamlFileError, read_yaml
-
-
-class ConfigError(ValueError):
-    """A config that cannot be used; the message is one line naming the file and field."""
 
 
 class _Section(BaseModel):
@@ -259,109 +259,6 @@ def _trl_config_class(name: str):
     import trl
 
     return getattr(trl, name)
-
-
-# --------------------------------------------------------------------------------------------
-# Reading, overriding, validating
-
-
-def parse_overrides(args: Sequence[str]) -> list[tuple[str, Any]]:
-    """`--a.b 1 --c=x` -> [("a.b", 1), ("c", "x")]; values are parsed as YAML."""
-    out, i = [], 0
-    while i < len(args):
-        arg = args[i]
-        if not arg.startswith("--") or len(arg) == 2:
-            raise ConfigError(f"unexpected argument {arg!r}: overrides look like --section.field value")
-        key = arg[2:]
-        if "=" in key:
-            key, raw = key.split("=", 1)
-            i += 1
-        elif i + 1 < len(args):
-            raw = args[i + 1]
-            i += 2
-        else:
-            raise ConfigError(f"--{key}: missing value")
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            value = raw
-        out.append((key.replace("-", "_") if "." not in key else key, value))
-    return out
-
-
-def apply_override(raw: dict[str, Any], key: str, value: Any, run_cls: type[_Run]) -> None:
-    """Set a dotted key in the raw config dict; a bare key goes to the one section defining it."""
-    parts = key.split(".")
-    if len(parts) == 1:
-        owners = [name for name, f in run_cls.model_fields.items()
-                  if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel)
-                  and key in f.annotation.model_fields]
-        if len(owners) != 1:
-            if key in run_cls.model_fields:
-                raw[key] = value
-                return
-            where = f"sections {', '.join(owners)}" if owners else "no section"
-            raise ConfigError(f"--{key}: {where} define(s) it; use --section.{key}")
-        parts = [owners[0], key]
-    node = raw
-    for p in parts[:-1]:
-        if not isinstance(node.get(p), dict):
-            node[p] = {}
-        node = node[p]
-    node[parts[-1]] = value
-
-
-def load_config(path: str | Path, run_cls: type[_Run], overrides: Sequence[str] = ()) -> _Run:
-    """Read a YAML run config, apply `--key value` overrides and validate it."""
-    path = Path(path)
-    try:
-        raw = read_yaml(path) or {}
-    except YamlFileError as e:
-        raise ConfigError(str(e)) from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping of sections at the top level")
-    for key, value in parse_overrides(overrides):
-        apply_override(raw, key, value, run_cls)
-    try:
-        return run_cls.model_validate(raw)
-    except ValidationError as e:
-        raise ConfigError(f"{path}: {_one_line(e, run_cls)}") from None
-
-
-def _one_line(e: ValidationError, run_cls: type[_Run]) -> str:
-    """The first validation error as `field: what is allowed`."""
-    err = e.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
-    if err["type"] == "extra_forbidden":
-        allowed = _allowed_fields(run_cls, err["loc"][:-1])
-        return f"{loc}: unknown field; allowed: {', '.join(allowed)}"
-    if err["type"] == "missing":
-        return f"{loc}: required field is missing"
-    msg = err["msg"]
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-        return msg if not loc else f"{loc}: {msg}"
-    got = err.get("input")
-    shown = f" (got {got!r})" if not isinstance(got, (dict, list)) else ""
-    return f"{loc}: {msg}{shown}"
-
-
-def _allowed_fields(run_cls: type[_Run], loc: Sequence[Any]) -> list[str]:
-    model: Any = run_cls
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part)
-        if field is None:
-            break
-        ann = field.annotation
-        for candidate in (ann, *getattr(ann, "__args__", ())):
-            inner = getattr(candidate, "__args__", (candidate,))
-            sub = next((t for t in (candidate, *inner) if isinstance(t, type) and issubclass(t, BaseModel)), None)
-            if sub is not None:
-                model = sub
-                break
-    return list(model.model_fields)
 
 
 def dump_config(cfg: _Run, path: str | Path) -> None:

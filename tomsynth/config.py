@@ -1,28 +1,25 @@
 """The ToM-Synth run configuration: one YAML file, validated with pydantic.
 
-Errors come back as one line naming the file, the line and the field, e.g.
-`configs/tomsynth/paper.yaml line 12: generator.concurrency: Input should be greater than or equal to 1`.
+Read by eval.config_file, the loader every package shares: errors come back as one line naming
+the file, the line and the field, e.g. `configs/tomsynth/paper.yaml:12: generator.concurrency:
+Input should be greater than or equal to 1 (got 0)`.
 See `configs/tomsynth/*.yaml` for complete examples.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from eval import config_file
 from eval.backends import GenerationConfig, load_backend
 from eval.backends.anthropic_api import AnthropicOptions
 from eval.backends.http_common import HTTPOptions, Price
 from eval.backends.openai_compat import OpenAIOptions
-from eval.yaml_file import YamlFileError, read_yaml
+from eval.config_file import ConfigError  # noqa: F401 - tomsynth.cli's error for config problems
 
 BACKEND_OPTIONS = {"openai": OpenAIOptions, "anthropic": AnthropicOptions}
-
-
-class ConfigError(ValueError):
-    """A configuration problem, as one line naming the file, line and field."""
 
 
 class _Strict(BaseModel):
@@ -152,45 +149,7 @@ class Config(_Strict):
         return load_backend(spec.backend, spec.model, **spec.backend_options(self.cache_path(), self.prices))
 
 
-def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Config:
-    """Read and validate a config file; `overrides` replaces top-level keys (CLI flags)."""
-    path = Path(path)
-    try:
-        data = read_yaml(path)
-    except YamlFileError as e:
-        raise ConfigError(str(e)) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of settings at the top level")
-    data.update(overrides or {})
-    try:
-        return Config(**data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        loc = [p for p in err["loc"] if not isinstance(p, str) or not p.startswith(("function-", "literal["))]
-        field = ".".join(str(p) for p in loc) or "(top level)"
-        line = _line_of(path.read_text(encoding="utf-8"), loc)
-        where = f" line {line}" if line else ""
-        msg = err["msg"].removeprefix("Value error, ")
-        raise ConfigError(f"{path}{where}: {field}: {msg}") from None
-
-
-def _line_of(text: str, loc: list[Any]) -> int | None:
-    """The 1-based line of the YAML node at `loc` (or of its deepest existing parent)."""
-    try:
-        node = yaml.compose(text)
-    except yaml.YAMLError:
-        return None
-    line = None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            nxt = next(((k, v) for k, v in node.value if k.value == str(part)), None)
-            if nxt is None:
-                break
-            line = nxt[0].start_mark.line + 1
-            node = nxt[1]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return line
+def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Config:
+    """Read and validate a config file; `overrides` ({field: value}, from CLI flags) replace
+    what the file says."""
+    return config_file.load_config(path, Config, overrides or {})

@@ -136,10 +136,10 @@ def run_cli(args, capsys):
 @pytest.mark.parametrize(
     "yaml_text, expected",
     [
-        ("name: s\nbenchmarks: [tomi, nosuch]\n", "field benchmarks.1.name: unknown benchmark 'nosuch'"),
-        ("name: s\nbenchmarks:\n  - name: tomi\n    limt: 3\n", "field benchmarks.0.limt: Extra inputs"),
-        ("name: s\ngeneration: {temperature: -1}\nbenchmarks: [tomi]\n", "field generation.temperature"),
-        ("name: s\nbenchmarks: []\n", "field benchmarks"),
+        ("name: s\nbenchmarks: [tomi, nosuch]\n", ":2: benchmarks.1.name: unknown benchmark 'nosuch'"),
+        ("name: s\nbenchmarks:\n  - name: tomi\n    limt: 3\n", ":4: benchmarks.0.limt: unknown field; allowed: name, data"),
+        ("name: s\ngeneration: {temperature: -1}\nbenchmarks: [tomi]\n", ":2: generation.temperature"),
+        ("name: s\nbenchmarks: []\n", ":2: benchmarks: List should have at least 1 item"),
         ("name: s\nbenchmarks: [tomi\n", "not valid YAML"),
     ],
 )

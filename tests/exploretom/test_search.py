@@ -223,11 +223,12 @@ def test_search_config_errors_are_one_line(tmp_path, capsys):
     cfg = tmp_path / "bad.yaml"
     cfg.write_text(GRID.replace("budget: 6", "budget: 0"))
     assert main(["search", "--config", str(cfg), "-o", str(tmp_path / "o.jsonl")]) == 2
-    assert capsys.readouterr().err.strip() == f"error: {cfg}: search.budget must be >= 1, got 0"
+    assert capsys.readouterr().err.strip() == f"error: {cfg}:8: search.budget must be >= 1, got 0"
     cfg.write_text(GRID.replace("seed: 1", "seeed: 1"))
     assert main(["search", "--config", str(cfg), "-o", str(tmp_path / "o.jsonl")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"error: {cfg}: field 'seeed'") and "\n" not in err
+    assert err.startswith(f"error: {cfg}:5: seeed: unknown field; allowed: target, methods")
+    assert "\n" not in err
 
 
 SUMMARY = re.compile(
@@ -299,7 +300,7 @@ def test_search_with_a_lexicon_of_ones_own(tmp_path, capsys):
     cfg.write_text(GRID + "lexicon: missing.json\n")
     assert main(["search", "--config", str(cfg), "-o", str(out), "-q"]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == \
-        f"error: {cfg}: field 'lexicon': no such file {tmp_path / 'missing.json'}"
+        f"error: {cfg}: lexicon: no such file {tmp_path / 'missing.json'}"
     (tmp_path / "lex.json").write_text(json.dumps({"names": []}))
     cfg.write_text(GRID + "lexicon: lex.json\n")
     assert main(["search", "--config", str(cfg), "-o", str(out), "-q"]) == 2
@@ -319,8 +320,8 @@ def test_search_in_a_small_world_cut_from_the_builtin_lexicon(tmp_path, capsys):
         assert {p["name"] for p in r["context"]["people"]} == {"Ada", "Bo"}
     capsys.readouterr()
     for extra, message in [
-        ("settings: [bakery, moon_base]\n", "field 'settings': unknown setting(s) ['moon_base']"),
-        ("names: [Ada]\n", "field 'names': 1 distinct name(s), but the grid asks for up to 2"),
+        ("settings: [bakery, moon_base]\n", "settings: unknown setting(s) ['moon_base']"),
+        ("names: [Ada]\n", "names: 1 distinct name(s), but the grid asks for up to 2"),
     ]:
         cfg.write_text(GRID + extra)
         assert main(["search", "--config", str(cfg), "-o", str(tmp_path / "o.jsonl")]) == 2

@@ -72,10 +72,10 @@ def test_retries_make_a_flaky_target_give_the_fault_free_results(tmp_path, capsy
 
 
 @pytest.mark.parametrize("text,expect", [
-    ("", "the run config is empty"),
-    ("{}\n", "the run config is empty"),
-    ("- 1\n- 2\n", "the run config is a list"),
-    ("search: {budgett: 3}\n", "unknown key(s) budgett; allowed: grouping, budget"),
+    ("", "the config is empty"),
+    ("{}\n", "the config is empty"),
+    ("- 1\n- 2\n", "the config is a list"),
+    ("search: {budgett: 3}\n", ":1: search.budgett: unknown field; allowed: grouping, budget"),
     ("search: {policy: greedy}\n", "search.policy must be one of by_g, paper"),
 ])
 def test_run_configs_that_are_empty_or_unknown_are_one_line_errors(tmp_path, capsys, text, expect):

@@ -45,15 +45,15 @@ def test_good_config_and_defaults(tmp_path):
 
 
 @pytest.mark.parametrize("edit, expected", [
-    (("concurrency: 4", "concurrency: 0"), "line 5: generator.concurrency: Input should be greater than or equal to 1"),
-    (("backend: openai", "backend: bedrock"), "line 7: verifier.backend: Input should be 'openai' or 'anthropic'"),
-    (("  model: claude-opus-4-5\n", "  model: claude-opus-4-5\n  temprature: 1\n"), "line 5: generator.temprature: Extra inputs are not permitted"),
-    (("{input: 5, output: 25}", "{input: -5, output: 25}"), "line 11: prices.claude-opus-4-5.input: Input should be greater than or equal to 0"),
-    (("  concurrency: 4\n", "  concurrency: 4\n  options: {backoff_base: 1}\n"), "line 6: generator.options: Value error, anthropic backend option 'backoff_base': Extra inputs are not permitted"),
+    (("concurrency: 4", "concurrency: 0"), ":5: generator.concurrency: Input should be greater than or equal to 1"),
+    (("backend: openai", "backend: bedrock"), ":7: verifier.backend: Input should be 'openai' or 'anthropic'"),
+    (("  model: claude-opus-4-5\n", "  model: claude-opus-4-5\n  temprature: 1\n"), ":5: generator.temprature: unknown field; allowed: backend, model, "),
+    (("{input: 5, output: 25}", "{input: -5, output: 25}"), ":11: prices.claude-opus-4-5.input: Input should be greater than or equal to 0"),
+    (("  concurrency: 4\n", "  concurrency: 4\n  options: {backoff_base: 1}\n"), ":6: generator.options: Value error, anthropic backend option 'backoff_base': Extra inputs are not permitted"),
     (("verifier:", "verifier: [\n"), "not valid YAML"),
-    (("concurrency: 4", "timeout_s: 0"), "line 5: generator.timeout_s: Input should be greater than 0"),
-    (("concurrency: 4", "temperature: -1"), "line 5: generator.temperature: temperature must be >= 0, got -1.0"),
-    (("concurrency: 4", "top_p: 1.5"), "line 5: generator.top_p: top_p must be in (0, 1], got 1.5"),
+    (("concurrency: 4", "timeout_s: 0"), ":5: generator.timeout_s: Input should be greater than 0"),
+    (("concurrency: 4", "temperature: -1"), ":5: generator.temperature: temperature must be >= 0, got -1.0"),
+    (("concurrency: 4", "top_p: 1.5"), ":5: generator.top_p: top_p must be in (0, 1], got 1.5"),
 ])
 def test_config_errors_are_one_line(tmp_path, edit, expected):
     p = tmp_path / "c.yaml"

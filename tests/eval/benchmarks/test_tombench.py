@@ -263,7 +263,8 @@ def test_release_fixture_majority_vote_matches_get_results(tmp_path):
 
 def test_permutations_is_a_suite_and_command_line_option(tmp_path):
     from eval.runner import load_tasks
-    from eval.suites import SuiteError, load_suite_file, resolve_suite
+    from eval.config_file import ConfigError
+    from eval.suites import load_suite_file, resolve_suite
 
     suite = tmp_path / "s.yaml"
     suite.write_text("benchmarks:\n  - name: tombench\n    options: {permutations: 5}\n")
@@ -273,6 +274,6 @@ def test_permutations_is_a_suite_and_command_line_option(tmp_path):
                          limit=2, log=lambda m: None)
     assert len(task.rows) == 6  # --limit counts items: an item's orders stay together
     suite.write_text("benchmarks:\n  - name: tombench\n    options: {permutatons: 5}\n")
-    with pytest.raises(SuiteError, match="tombench has no option 'permutatons'; its options: "
+    with pytest.raises(ConfigError, match="tombench has no option 'permutatons'; its options: "
                                          "permutations, seed"):
         load_suite_file(suite)
