@@ -1,9 +1,12 @@
 """A local transformers model: chat template, left padding, batched generation on CPU or CUDA.
 
 Prompts are sorted by length before batching (less padding), generated `batch_size` at a time and
-reported through `on_result` in the caller's indices as each batch finishes. A batch that runs out
-of GPU memory is split in half and retried. A prompt longer than the model's context comes back as
-a `Completion` with `error` set instead of stopping the run.
+reported through `on_result` in the caller's indices as each batch finishes. With
+`share_prefixes=True` greedy prompts are sorted by their tokens instead, and the prompts of a
+batch that begin alike (the questions of one story) have their common prefix prefilled once
+(`hf_prefix.py`). A batch that runs out of GPU memory is split in half and retried. A prompt
+longer than the model's context comes back as a `Completion` with `error` set instead of stopping
+the run.
 
 Our `GenerationConfig` always wins over the model's own generation defaults for the settings it
 holds (greedy/temperature, top_p, n, max_new_tokens, stop strings, seed); top-k is switched off so
@@ -36,10 +39,13 @@ class HFBackend(Backend):
         chat_template: str | None = None,
         max_input_tokens: int | None = None,
         device_map: str | None = None,
+        share_prefixes: bool = False,
     ) -> None:
         """`model`: a local folder (or a hub id when online). `device`: auto, cpu, cuda, cuda:1.
         `dtype`: auto (the checkpoint's on GPU, float32 on CPU), float32, bfloat16, float16.
-        `device_map="auto"` spreads a model that does not fit one GPU over all of them."""
+        `device_map="auto"` spreads a model that does not fit one GPU over all of them.
+        `share_prefixes`: prefill a prefix shared by several greedy prompts once (same answers;
+        much faster when many prompts repeat a long story)."""
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -53,6 +59,7 @@ class HFBackend(Backend):
         self.model = str(model)
         self.batch_size = int(batch_size)
         self.revision = revision
+        self.share_prefixes = bool(share_prefixes)
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
@@ -85,6 +92,7 @@ class HFBackend(Backend):
         """Wrap an already loaded model and tokenizer (e.g. a policy being trained)."""
         self = cls.__new__(cls)
         self.model, self.batch_size, self.revision = name, int(batch_size), None
+        self.share_prefixes = False
         self.hf_model, self.tokenizer = model, tokenizer
         self.device = str(next(model.parameters()).device)
         self.tokenizer.padding_side = "left"
@@ -111,6 +119,7 @@ class HFBackend(Backend):
         return {
             "backend": self.name, "model": self.model, "revision": self.revision,
             "device": self.device, "dtype": dtype, "batch_size": self.batch_size,
+            "share_prefixes": self.share_prefixes,
             "transformers": transformers.__version__, "torch": torch.__version__,
         }
 
@@ -152,8 +161,11 @@ class HFBackend(Backend):
                     f"it exceeds the model's {self.max_input_tokens}-token context")))
             else:
                 todo.append(i)
-        todo.sort(key=lambda i: -len(encoded[i]))  # longest first: an OOM shows up at once
         gen_config = self._generation_config(config)
+        if self._shares_prefixes(gen_config):  # alike prompts side by side, in one batch
+            todo.sort(key=lambda i: encoded[i])
+        else:
+            todo.sort(key=lambda i: -len(encoded[i]))  # longest first: an OOM shows up at once
         if config.seed is not None:
             torch.manual_seed(config.seed)
         bar = tqdm(total=len(prompts), desc=f"{self.name}:{self.model}", disable=not progress,
@@ -185,6 +197,10 @@ class HFBackend(Backend):
         gen.max_length = None
         return gen
 
+    def _shares_prefixes(self, gen_config) -> bool:
+        # sampled rows would need their cache expanded n times; greedy is what repeats stories
+        return self.share_prefixes and not gen_config.do_sample
+
     def _generate_batch(self, batch, encoded, gen_config, config):
         import torch
 
@@ -202,17 +218,20 @@ class HFBackend(Backend):
     def _run_batch(self, batch, encoded, gen_config, config):
         import torch
 
-        features = self.tokenizer.pad(
-            {"input_ids": [encoded[i] for i in batch]}, padding=True, return_tensors="pt"
-        )
-        input_ids = features["input_ids"].to(self.hf_model.device)
-        attention_mask = features["attention_mask"].to(self.hf_model.device)
+        rows = [encoded[i] for i in batch]
+        if self._shares_prefixes(gen_config):
+            from eval.backends.hf_prefix import prefilled_inputs
+
+            inputs = prefilled_inputs(self.hf_model, rows, self.tokenizer.pad_token_id,
+                                      gen_config.max_new_tokens)
+        else:
+            features = self.tokenizer.pad({"input_ids": rows}, padding=True, return_tensors="pt")
+            inputs = {key: features[key].to(self.hf_model.device)
+                      for key in ("input_ids", "attention_mask")}
         with torch.inference_mode():
-            output = self.hf_model.generate(
-                input_ids=input_ids, attention_mask=attention_mask, generation_config=gen_config,
-                tokenizer=self.tokenizer,
-            )
-        new_tokens = output[:, input_ids.shape[1]:]
+            output = self.hf_model.generate(**inputs, generation_config=gen_config,
+                                            tokenizer=self.tokenizer)
+        new_tokens = output[:, inputs["input_ids"].shape[1]:]
         per_prompt = gen_config.num_return_sequences
         eos = gen_config.eos_token_id
         eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}

@@ -1,0 +1,110 @@
+"""Prefix sharing in the hf backend: the same greedy answers as the plain path, faster."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from eval.backends import load_backend  # noqa: E402
+from eval.backends.base import GenerationConfig  # noqa: E402
+from eval.backends.hf_prefix import ReservedLayer, prefix_groups  # noqa: E402
+
+STORIES = [
+    "Sally put the marble in the basket. Sally left the room. Anne moved the marble to the box.",
+    "Anne put the crate in the kitchen. Sally entered the garden. Anne left the kitchen. " * 2,
+    "Sally moved the marble to the bathtub.",
+]
+QUESTIONS = ["Where will Sally look for the marble?", "Does Anne know about it?",
+             "Where is the marble now?", "Option A or option B?"]
+
+
+def conversations() -> list[list[dict[str, str]]]:
+    """Questions about a few stories, interleaved, and two prompts sharing nothing long."""
+    out = [[{"role": "system", "content": "Answer briefly."},
+            {"role": "user", "content": f"Story: {story}\nQuestion: {question}"}]
+           for question in QUESTIONS for story in STORIES]
+    return out + [[{"role": "user", "content": "The crate."}],
+                  [{"role": "user", "content": "Sally"}]]
+
+
+@pytest.fixture(scope="module")
+def lively_model(tiny_model_dir, tmp_path_factory):
+    """The tiny random model with its weight matrices drawn again at std 0.2: at the usual
+    0.02 its greedy answer to every prompt is the same run of newlines, which would make the
+    comparison below vacuous; these answers differ from prompt to prompt."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    out = tmp_path_factory.mktemp("lively-model")
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir), dtype=torch.float32)
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for weight in model.parameters():
+            if weight.dim() == 2:
+                weight.copy_(torch.randn(weight.shape, generator=generator) * 0.2)
+    model.save_pretrained(str(out))
+    AutoTokenizer.from_pretrained(str(tiny_model_dir)).save_pretrained(str(out))
+    return out
+
+
+@pytest.fixture(scope="module")
+def backends(lively_model):
+    plain = load_backend("hf", str(lively_model), device="cpu", batch_size=5)
+    shared = load_backend("hf", str(lively_model), device="cpu", batch_size=5,
+                          share_prefixes=True)
+    return plain, shared
+
+
+def test_greedy_answers_equal_the_plain_path(backends):
+    plain, shared = backends
+    prompts = conversations()
+    config = GenerationConfig(max_new_tokens=16)
+    seen = []
+    fast = shared.generate(prompts, config, on_result=lambda i, c: seen.append(i))
+    assert sorted(seen) == list(range(len(prompts)))
+    slow = plain.generate(prompts, config)
+    assert [c.texts for c in fast] == [c.texts for c in slow]
+    assert [(c.prompt_tokens, c.completion_tokens) for c in fast] == [
+        (c.prompt_tokens, c.completion_tokens) for c in slow]
+    assert len({c.text for c in fast}) > len(prompts) // 2  # answers that tell prompts apart
+    assert shared.describe()["share_prefixes"] and not plain.describe()["share_prefixes"]
+
+
+def test_greedy_answers_equal_in_one_batch_and_with_stop_strings(backends, lively_model):
+    plain, _ = backends
+    prompts = conversations()
+    one_batch = load_backend("hf", str(lively_model), device="cpu", batch_size=64,
+                             share_prefixes=True)
+    config = GenerationConfig(max_new_tokens=12, stop=("e",))
+    assert [c.texts for c in one_batch.generate(prompts, config)] == [
+        c.texts for c in plain.generate(prompts, config)]
+
+
+def test_sampling_takes_the_plain_path(backends):
+    plain, shared = backends
+    config = GenerationConfig(max_new_tokens=8, temperature=1.0, n=2, seed=5)
+    prompts = conversations()[:4]
+    assert [c.texts for c in shared.generate(prompts, config)] == [
+        c.texts for c in plain.generate(prompts, config)]
+
+
+def test_prefix_groups_are_runs_that_share_most_of_the_prompt():
+    story_a, story_b = [1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 9, 9, 9, 9, 9, 9]
+    rows = [story_a + [10], story_a + [11, 12], story_b + [10], story_b + [10], [1, 2]]
+    # the two stories share 2 tokens of 9: separate groups; identical prompts keep one token
+    # each to prefill, so that generation has the logits of their last token
+    assert prefix_groups(rows) == [(8, [0, 1]), (8, [2, 3]), (1, [4])]
+    assert prefix_groups([]) == []
+
+
+def test_reserved_layer_grows_past_its_room():
+    import torch
+
+    keys = torch.arange(2 * 1 * 3 * 2, dtype=torch.float32).reshape(2, 1, 3, 2)
+    layer = ReservedLayer(keys, -keys, room=4)
+    for step in range(3):
+        new = torch.full((2, 1, 1, 2), float(step))
+        k, v = layer.update(new, -new)
+    assert k.shape == (2, 1, 6, 2) and layer.get_seq_length() == 6
+    assert torch.equal(k[:, :, :3], keys) and torch.equal(v[:, :, 3:], -k[:, :, 3:])
+    assert torch.equal(k[:, :, 5], torch.full((2, 1, 2), 2.0))
