@@ -74,6 +74,11 @@ class BenchmarkEntry(BaseModel):
             raise ValueError(f"unknown benchmark {name!r}; choose from: {', '.join(BENCHMARKS)}")
         return name
 
+    @field_validator("data")
+    @classmethod
+    def _expand(cls, data: Optional[str]) -> Optional[str]:
+        return os.path.expanduser(os.path.expandvars(data)) if data else None
+
     @model_validator(mode="after")
     def _known_options(self) -> "BenchmarkEntry":
         check_options(self.name, self.options)
@@ -92,11 +97,6 @@ def check_options(name: str, options: dict[str, Any]) -> None:
     if unknown:
         raise ValueError(f"{name} has no option {', '.join(map(repr, unknown))}; "
                          f"its options: {', '.join(allowed) or 'none'}")
-
-    @field_validator("data")
-    @classmethod
-    def _expand(cls, data: Optional[str]) -> Optional[str]:
-        return os.path.expanduser(os.path.expandvars(data)) if data else None
 
 
 class Suite(BaseModel):

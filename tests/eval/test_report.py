@@ -124,6 +124,16 @@ def test_generation_settings_precedence(tmp_path):
     assert [b.name for b in resolve_suite(["tomi,hitom", "bigtom"]).benchmarks] == ["tomi", "hitom", "bigtom"]
 
 
+def test_suite_data_paths_expand_user_and_variables(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCH_ROOT", "/data/benchmarks")
+    monkeypatch.setenv("HOME", "/home/ada")
+    path = tmp_path / "s.yaml"
+    path.write_text("benchmarks:\n  - {name: tomi, data: $BENCH_ROOT/tomi}\n"
+                    "  - {name: hitom, data: ~/hitom}\n")
+    tomi, hitom = load_suite_file(path).benchmarks
+    assert (tomi.data, hitom.data) == ("/data/benchmarks/tomi", "/home/ada/hitom")
+
+
 # --------------------------------------------------------------------------------- CLI errors
 
 

@@ -17,7 +17,7 @@ from eval.backends.fake_server import Faults, FakeServer
 from exploretom.cli import main
 
 GRID = """
-target: {{kind: openai, model: fake, base_url: "{url}", api_key_env: "", timeout_s: 0.3,
+target: {{kind: openai, model: fake, base_url: "{url}", api_key_env: "", timeout_s: 3,
          max_attempts: {attempts}, backoff_base_s: 0, backoff_max_s: 0, concurrency: 32}}
 methods: [astar, baseline]
 stories_per_setting: 2
@@ -36,7 +36,7 @@ def reply(request) -> str:
 
 def run(tmp_path: Path, name: str, faults: Faults, attempts: int) -> tuple[int, Path]:
     out = tmp_path / f"{name}.jsonl"
-    with FakeServer(reply, faults=dataclasses.replace(faults, hold_s=1.0), seed=7) as srv:
+    with FakeServer(reply, faults=dataclasses.replace(faults, hold_s=4.0), seed=7) as srv:
         cfg = tmp_path / f"{name}.yaml"
         cfg.write_text(GRID.format(url=srv.openai_base_url, attempts=attempts))
         code = main(["search", "--config", str(cfg), "-o", str(out), "-q"])
