@@ -2,11 +2,10 @@
 
 Prompts are sorted by length before batching (less padding), generated `batch_size` at a time and
 reported through `on_result` in the caller's indices as each batch finishes. With
-`share_prefixes=True` greedy prompts are sorted by their tokens instead, and the prompts of a
-batch that begin alike (the questions of one story) have their common prefix prefilled once
-(`hf_prefix.py`). A batch that runs out of GPU memory is split in half and retried. A prompt
-longer than the model's context comes back as a `Completion` with `error` set instead of stopping
-the run.
+`share_prefixes=True` greedy prompts that begin alike (the questions of one story) go into one
+batch and have their common prefix prefilled once (`hf_prefix.py`). A batch that runs out of GPU
+memory is split in half and retried. A prompt longer than the model's context comes back as a
+`Completion` with `error` set instead of stopping the run.
 
 Our `GenerationConfig` always wins over the model's own generation defaults for the settings it
 holds (greedy/temperature, top_p, n, max_new_tokens, stop strings, seed); top-k is switched off so
@@ -162,17 +161,20 @@ class HFBackend(Backend):
             else:
                 todo.append(i)
         gen_config = self._generation_config(config)
-        if self._shares_prefixes(gen_config):  # alike prompts side by side, in one batch
-            todo.sort(key=lambda i: encoded[i])
+        if self._shares_prefixes(gen_config):
+            from eval.backends.hf_prefix import shared_prefix_batches
+
+            batches = shared_prefix_batches(todo, encoded, self.batch_size)
         else:
             todo.sort(key=lambda i: -len(encoded[i]))  # longest first: an OOM shows up at once
+            batches = [todo[start:start + self.batch_size]
+                       for start in range(0, len(todo), self.batch_size)]
         if config.seed is not None:
             torch.manual_seed(config.seed)
         bar = tqdm(total=len(prompts), desc=f"{self.name}:{self.model}", disable=not progress,
                    initial=len(prompts) - len(todo), leave=False)
         try:
-            for start in range(0, len(todo), self.batch_size):
-                batch = todo[start : start + self.batch_size]
+            for batch in batches:
                 for i, completion in self._generate_batch(batch, encoded, gen_config, config):
                     finish(i, completion)
                 bar.update(len(batch))

@@ -2,10 +2,10 @@
 
 The search's target asks every question of a story in one batch, and all of them read the same
 system prompt and story (150-250 tokens in the demo world) before a question of ~35: prefilling
-each prompt in full spent most of the time on the same story again and again. Here the prompts of a batch are
-grouped by a long common prefix, each group's prefix is run through the model once, its KV cache
-is copied to the group's rows, and `generate` goes on from there with only the rest of each
-prompt left to prefill.
+each prompt in full spent most of the time on the same story again and again. Here alike prompts
+are batched together and grouped by a long common prefix; each group's prefix is run through the
+model once, its KV cache is copied to the group's rows, and `generate` goes on from there with
+only the rest of each prompt left to prefill.
 
 Positions and masks are those of the plain path: a row is laid out as
 `[pads][prefix][pads][rest]` with an attention mask that is 0 on the pads, and `generate` numbers
@@ -54,6 +54,28 @@ def prefix_groups(rows: Sequence[Sequence[int]]) -> list[tuple[int, list[int]]]:
     if members:
         groups.append((shared, members))
     return groups
+
+
+def shared_prefix_batches(todo: Sequence[int], encoded: Sequence[Sequence[int]],
+                          batch_size: int) -> list[list[int]]:
+    """The prompts `todo` (indices into `encoded`) in batches of at most `batch_size` that
+    keep each group of alike prompts together: a group split over two batches would have its
+    prefix prefilled twice. Only a group larger than a batch is split."""
+    order = sorted(todo, key=lambda i: encoded[i])
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    for _, members in prefix_groups([encoded[i] for i in order]):
+        group = [order[pos] for pos in members]
+        if batch and len(batch) + len(group) > batch_size:
+            batches.append(batch)
+            batch = []
+        while len(group) > batch_size:
+            batches.append(group[:batch_size])
+            group = group[batch_size:]
+        batch += group
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 def cache_argument(model: Any) -> str:

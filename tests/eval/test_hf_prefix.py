@@ -7,7 +7,8 @@ pytest.importorskip("transformers")
 
 from eval.backends import load_backend  # noqa: E402
 from eval.backends.base import GenerationConfig  # noqa: E402
-from eval.backends.hf_prefix import ReservedLayer, prefix_groups  # noqa: E402
+from eval.backends.hf_prefix import (  # noqa: E402
+    ReservedLayer, prefix_groups, shared_prefix_batches)
 
 STORIES = [
     "Sally put the marble in the basket. Sally left the room. Anne moved the marble to the box.",
@@ -108,3 +109,13 @@ def test_reserved_layer_grows_past_its_room():
     assert k.shape == (2, 1, 6, 2) and layer.get_seq_length() == 6
     assert torch.equal(k[:, :, :3], keys) and torch.equal(v[:, :, 3:], -k[:, :, 3:])
     assert torch.equal(k[:, :, 5], torch.full((2, 1, 2), 2.0))
+
+
+def test_batches_keep_groups_together():
+    a, b, c = [1, 2, 3, 4, 5, 6, 7, 8], [5, 5, 5, 5, 5, 5, 5, 5], [9, 9, 9, 9, 9, 9, 9, 9]
+    encoded = [c + [1], a + [1], b + [1], a + [2], c + [2], a + [3], b + [2], c + [3]]
+    # sorted: a a a | b b | c c c; a batch of 4 takes a's three, not a's and one of b's
+    assert shared_prefix_batches(range(8), encoded, 4) == [[1, 3, 5], [2, 6], [0, 4, 7]]
+    assert shared_prefix_batches(range(8), encoded, 5) == [[1, 3, 5, 2, 6], [0, 4, 7]]
+    assert shared_prefix_batches(range(8), encoded, 2) == [[1, 3], [5], [2, 6], [0, 4], [7]]
+    assert shared_prefix_batches([2, 6], encoded, 8) == [[2, 6]]
