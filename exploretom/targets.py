@@ -191,10 +191,13 @@ def make_target(spec: dict[str, Any]) -> Target:
 TARGET_FORMS = "a reasoner (" + "|".join(REASONERS) + "), noisy:P,Q or hf:PATH"
 
 
-def parse_target(text: str, seed: int = 0, batch_size: int = 256) -> dict[str, Any]:
+def parse_target(text: str, seed: int = 0, batch_size: int = 64) -> dict[str, Any]:
     """`--target` of bench-search as a make_target spec: a reasoner name, `noisy:P,Q` (wrong
     with probability P on false-belief questions, Q on the others) or `hf:PATH` (a local model,
-    asked with the row prompt it was trained on)."""
+    asked with the row prompt it was trained on). The hf backend prefills what the questions
+    of one story share (system prompt and story) once per story (`share_prefixes`: the same
+    greedy answers); with it batches of 64 were faster on CPU than 256
+    (docs/exploretom-search.md, "Throughput of the neural target")."""
     kind, sep, rest = text.partition(":")
     if not sep and kind in REASONERS:
         return {"kind": "reasoner", "name": kind}
@@ -208,5 +211,5 @@ def parse_target(text: str, seed: int = 0, batch_size: int = 256) -> dict[str, A
         return {"kind": "noisy", "p": p, "q": q, "seed": seed}
     if kind == "hf" and rest:
         return {"kind": "hf", "model": rest, "prompt": "row", "batch_size": batch_size,
-                "max_new_tokens": 24}
+                "share_prefixes": True, "max_new_tokens": 24}
     raise ValueError(f"--target {text!r}: expected {TARGET_FORMS}")
