@@ -3,7 +3,9 @@
 Prompts are sorted by length before batching (less padding), generated `batch_size` at a time and
 reported through `on_result` in the caller's indices as each batch finishes. With
 `share_prefixes=True` greedy prompts that begin alike (the questions of one story) go into one
-batch and have their common prefix prefilled once (`hf_prefix.py`). A batch that runs out of GPU
+batch and have their common prefix prefilled once (`hf_prefix.py`), and plain greedy decoding
+checks a guessed answer (the previous batch's most frequent one) in the same pass as the rest of
+the prompts (`hf_greedy.py`); the answers are those of `generate`. A batch that runs out of GPU
 memory is split in half and retried. A prompt longer than the model's context comes back as a
 `Completion` with `error` set instead of stopping the run.
 
@@ -59,6 +61,7 @@ class HFBackend(Backend):
         self.batch_size = int(batch_size)
         self.revision = revision
         self.share_prefixes = bool(share_prefixes)
+        self._draft: list[int] = []  # the guessed answer of greedy shared-prefix batches
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
@@ -91,7 +94,7 @@ class HFBackend(Backend):
         """Wrap an already loaded model and tokenizer (e.g. a policy being trained)."""
         self = cls.__new__(cls)
         self.model, self.batch_size, self.revision = name, int(batch_size), None
-        self.share_prefixes = False
+        self.share_prefixes, self._draft = False, []
         self.hf_model, self.tokenizer = model, tokenizer
         self.device = str(next(model.parameters()).device)
         self.tokenizer.padding_side = "left"
@@ -218,28 +221,31 @@ class HFBackend(Backend):
                     + self._generate_batch(batch[half:], encoded, gen_config, config))
 
     def _run_batch(self, batch, encoded, gen_config, config):
-        import torch
-
         rows = [encoded[i] for i in batch]
+        eos = gen_config.eos_token_id
+        eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
         if self._shares_prefixes(gen_config):
-            from eval.backends.hf_prefix import prefilled_inputs
+            from eval.backends.hf_greedy import greedy_decode, most_common_answer, plain_greedy
+            from eval.backends.hf_prefix import cache_argument, prefilled_inputs
 
             inputs = prefilled_inputs(self.hf_model, rows, self.tokenizer.pad_token_id,
-                                      gen_config.max_new_tokens)
+                                      gen_config.max_new_tokens + len(self._draft))
+            if plain_greedy(gen_config):
+                new_tokens = greedy_decode(self.hf_model, inputs, cache_argument(self.hf_model),
+                                           gen_config.max_new_tokens, eos_ids,
+                                           self.tokenizer.pad_token_id, self._draft)
+                self._draft = most_common_answer(new_tokens, eos_ids)
+            else:
+                new_tokens = self._generate_rows(inputs, gen_config)
         else:
             features = self.tokenizer.pad({"input_ids": rows}, padding=True, return_tensors="pt")
             inputs = {key: features[key].to(self.hf_model.device)
                       for key in ("input_ids", "attention_mask")}
-        with torch.inference_mode():
-            output = self.hf_model.generate(**inputs, generation_config=gen_config,
-                                            tokenizer=self.tokenizer)
-        new_tokens = output[:, inputs["input_ids"].shape[1]:]
+            new_tokens = self._generate_rows(inputs, gen_config)
         per_prompt = gen_config.num_return_sequences
-        eos = gen_config.eos_token_id
-        eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
         for k, i in enumerate(batch):
             texts, used = [], 0
-            for row in new_tokens[k * per_prompt : (k + 1) * per_prompt].tolist():
+            for row in new_tokens[k * per_prompt : (k + 1) * per_prompt]:
                 row = _until_eos(row, eos_ids, self.tokenizer.pad_token_id)
                 used += len(row)
                 texts.append(_cut_at_stop(self.tokenizer.decode(row, skip_special_tokens=True),
@@ -248,6 +254,14 @@ class HFBackend(Backend):
                 texts = texts * config.n
                 used *= config.n
             yield i, Completion(texts=texts, prompt_tokens=len(encoded[i]), completion_tokens=used)
+
+    def _generate_rows(self, inputs, gen_config) -> list[list[int]]:
+        import torch
+
+        with torch.inference_mode():
+            output = self.hf_model.generate(**inputs, generation_config=gen_config,
+                                            tokenizer=self.tokenizer)
+        return output[:, inputs["input_ids"].shape[1]:].tolist()
 
 
 def _until_eos(tokens: list[int], eos_ids: set[int], pad_id: int | None) -> list[int]:

@@ -4,8 +4,9 @@ The search's target asks every question of a story in one batch, and all of them
 system prompt and story (150-250 tokens in the demo world) before a question of ~35: prefilling
 each prompt in full spent most of the time on the same story again and again. Here alike prompts
 are batched together and grouped by a long common prefix; each group's prefix is run through the
-model once, its KV cache is copied to the group's rows, and `generate` goes on from there with
-only the rest of each prompt left to prefill.
+model once, its KV cache is copied to the group's rows, and decoding (`hf_greedy.py`, or
+`generate` when logits processors apply) goes on from there with only the rest of each prompt
+left to prefill.
 
 Positions and masks are those of the plain path: a row is laid out as
 `[pads][prefix][pads][rest]` with an attention mask that is 0 on the pads, and `generate` numbers

@@ -7,6 +7,7 @@ pytest.importorskip("transformers")
 
 from eval.backends import load_backend  # noqa: E402
 from eval.backends.base import GenerationConfig  # noqa: E402
+from eval.backends.hf_greedy import most_common_answer, plain_greedy  # noqa: E402
 from eval.backends.hf_prefix import (  # noqa: E402
     ReservedLayer, prefix_groups, shared_prefix_batches)
 
@@ -79,6 +80,61 @@ def test_greedy_answers_equal_in_one_batch_and_with_stop_strings(backends, livel
     config = GenerationConfig(max_new_tokens=12, stop=("e",))
     assert [c.texts for c in one_batch.generate(prompts, config)] == [
         c.texts for c in plain.generate(prompts, config)]
+
+
+def test_greedy_answers_equal_whatever_the_guessed_answer(backends, lively_model):
+    """The draft checked in the prefill (the previous batch's most frequent answer) is only a
+    guess: accepted in full, in part or not at all, the answers are the plain path's."""
+    plain, _ = backends
+    prompts = conversations()
+    config = GenerationConfig(max_new_tokens=10)
+    expected = plain.generate(prompts, config)
+    tokenizer = plain.tokenizer
+    answer = tokenizer(expected[0].text, add_special_tokens=False)["input_ids"]
+    guesser = load_backend("hf", str(lively_model), device="cpu", batch_size=64,
+                           share_prefixes=True)
+    for draft in (answer + [tokenizer.eos_token_id], answer[:3] + [7, 7, 7], [7] * 30, []):
+        guesser._draft = list(draft)
+        got = guesser.generate(prompts, config)
+        assert [c.texts for c in got] == [c.texts for c in expected]
+        assert [c.completion_tokens for c in got] == [c.completion_tokens for c in expected]
+
+
+def test_answers_alike_are_taken_from_the_draft(tiny_model_dir):
+    """The tiny model at its initial weights gives nearly every prompt the same answer (a run
+    of newlines), so from the second batch on most rows accept the whole draft in the prefill,
+    the others part of it."""
+    plain = load_backend("hf", str(tiny_model_dir), device="cpu", batch_size=4)
+    shared = load_backend("hf", str(tiny_model_dir), device="cpu", batch_size=4,
+                          share_prefixes=True)
+    prompts = conversations()
+    config = GenerationConfig(max_new_tokens=12)
+    fast = shared.generate(prompts, config)
+    assert [(c.texts, c.completion_tokens) for c in fast] == [
+        (c.texts, c.completion_tokens) for c in plain.generate(prompts, config)]
+    assert len({c.text for c in fast}) == 2 and len(shared._draft) == 12
+
+
+def test_logits_processors_take_generate(backends, lively_model):
+    from transformers import GenerationConfig as HFGenerationConfig
+
+    plain, shared = backends
+    assert plain_greedy(shared._generation_config(GenerationConfig(max_new_tokens=4)))
+    assert not plain_greedy(shared._generation_config(GenerationConfig(stop=("e",))))
+    assert not plain_greedy(HFGenerationConfig(repetition_penalty=1.3))
+    penalised = [load_backend("hf", str(lively_model), device="cpu", batch_size=8,
+                              share_prefixes=share) for share in (False, True)]
+    for backend in penalised:
+        backend.hf_model.generation_config.repetition_penalty = 1.5
+    config = GenerationConfig(max_new_tokens=10)
+    slow, fast = (backend.generate(conversations(), config) for backend in penalised)
+    assert [c.texts for c in fast] == [c.texts for c in slow]
+    assert [c.texts for c in fast] != [c.texts for c in plain.generate(conversations(), config)]
+
+
+def test_most_common_answer_ends_at_eos():
+    assert most_common_answer([[5, 6, 2, 0], [5, 7, 2, 0], [5, 6, 2, 9], [4]], {2}) == [5, 6, 2]
+    assert most_common_answer([[4, 4], [3]], {2}) == [4, 4] and most_common_answer([], {2}) == []
 
 
 def test_sampling_takes_the_plain_path(backends):
