@@ -3,7 +3,8 @@
 Prompts are sorted by length before batching (less padding), generated `batch_size` at a time and
 reported through `on_result` in the caller's indices as each batch finishes. With
 `share_prefixes=True` greedy prompts that begin alike (the questions of one story) go into one
-batch and have their common prefix prefilled once (`hf_prefix.py`), and plain greedy decoding
+batch and have their common prefix tokenised (`hf_tokens.py`) and prefilled (`hf_prefix.py`)
+once, and plain greedy decoding
 checks a guessed answer (the previous batch's most frequent one) in the same pass as the rest of
 the prompts (`hf_greedy.py`); the answers are those of `generate`. A batch that runs out of GPU
 memory is split in half and retried. A prompt longer than the model's context comes back as a
@@ -151,10 +152,14 @@ class HFBackend(Backend):
             if on_result:
                 on_result(i, completion)
 
-        # the chat template already holds any BOS token, so no special tokens are added again
-        encoded = [
-            self.tokenizer(self.render(p), add_special_tokens=False)["input_ids"] for p in prompts
-        ]
+        gen_config = self._generation_config(config)
+        texts = [self.render(p) for p in prompts]
+        if self._shares_prefixes(gen_config):
+            from eval.backends.hf_tokens import encode_shared
+
+            encoded = encode_shared(self.tokenizer, texts)
+        else:  # the chat template already holds any BOS token: no special tokens added again
+            encoded = [self.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
         todo = []
         for i, ids in enumerate(encoded):
             if self.max_input_tokens and len(ids) + config.max_new_tokens > self.max_input_tokens:
@@ -163,7 +168,6 @@ class HFBackend(Backend):
                     f"it exceeds the model's {self.max_input_tokens}-token context")))
             else:
                 todo.append(i)
-        gen_config = self._generation_config(config)
         if self._shares_prefixes(gen_config):
             from eval.backends.hf_prefix import shared_prefix_batches
 
