@@ -4,10 +4,9 @@ Prompts are sorted by length before batching (less padding), generated `batch_si
 reported through `on_result` in the caller's indices as each batch finishes. With
 `share_prefixes=True` greedy prompts that begin alike (the questions of one story) go into one
 batch and have their common prefix tokenised (`hf_tokens.py`) and prefilled (`hf_prefix.py`)
-once, and plain greedy decoding
-checks a guessed answer (the previous batch's most frequent one) in the same pass as the rest of
-the prompts (`hf_greedy.py`); the answers are those of `generate`. A batch that runs out of GPU
-memory is split in half and retried. A prompt longer than the model's context comes back as a
+once, and plain greedy decoding checks a guessed answer (the previous batch's most frequent one)
+in the same pass as the rest of the prompts (`hf_greedy.py`); the answers are those of
+`generate`. A batch that runs out of GPU memory is split in half and retried. A prompt longer than the model's context comes back as a
 `Completion` with `error` set instead of stopping the run.
 
 Our `GenerationConfig` always wins over the model's own generation defaults for the settings it

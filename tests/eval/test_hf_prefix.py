@@ -175,3 +175,11 @@ def test_batches_keep_groups_together():
     assert shared_prefix_batches(range(8), encoded, 5) == [[1, 3, 5, 2, 6], [0, 4, 7]]
     assert shared_prefix_batches(range(8), encoded, 2) == [[1, 3], [5], [2, 6], [0, 4], [7]]
     assert shared_prefix_batches([2, 6], encoded, 8) == [[2, 6]]
+
+
+def test_batches_take_groups_in_the_order_of_their_longest_rest():
+    a, b, c = [1, 2, 3, 4, 5, 6, 7, 8], [5, 5, 5, 5, 5, 5, 5, 5], [9, 9, 9, 9, 9, 9, 9, 9]
+    # rests after the shared prefix: a's up to 2 tokens, b's and c's 1 (same prefix lengths)
+    encoded = [a + [1], a + [2, 2], b + [1], b + [2], c + [1], c + [2]]
+    # a batch pads its rows' rests to its longest: b and c together, a (with 2) after them
+    assert shared_prefix_batches(range(6), encoded, 4) == [[2, 3, 4, 5], [0, 1]]
