@@ -4,9 +4,8 @@ Prompts are sorted by length before batching (less padding), generated `batch_si
 reported through `on_result` in the caller's indices as each batch finishes. With
 `share_prefixes=True` greedy prompts that begin alike (the questions of one story) go into one
 batch and have their common prefix tokenised (`hf_tokens.py`) and prefilled (`hf_prefix.py`)
-once, and plain greedy decoding checks a guessed answer (the previous batch's most frequent one)
-in the same pass as the rest of the prompts (`hf_greedy.py`); the answers are those of
-`generate`. A batch that runs out of GPU memory is split in half and retried. A prompt longer than the model's context comes back as a
+once, and plain greedy decoding checks guesses taken from earlier answers as it goes
+(`hf_greedy.py`); the answers are those of `generate`. A batch that runs out of GPU memory is split in half and retried. A prompt longer than the model's context comes back as a
 `Completion` with `error` set instead of stopping the run.
 
 Our `GenerationConfig` always wins over the model's own generation defaults for the settings it
@@ -61,7 +60,7 @@ class HFBackend(Backend):
         self.batch_size = int(batch_size)
         self.revision = revision
         self.share_prefixes = bool(share_prefixes)
-        self._draft: list[int] = []  # the guessed answer of greedy shared-prefix batches
+        self._answers = None  # the hf_greedy.AnswerBank of greedy shared-prefix batches
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
@@ -94,7 +93,7 @@ class HFBackend(Backend):
         """Wrap an already loaded model and tokenizer (e.g. a policy being trained)."""
         self = cls.__new__(cls)
         self.model, self.batch_size, self.revision = name, int(batch_size), None
-        self.share_prefixes, self._draft = False, []
+        self.share_prefixes, self._answers = False, None
         self.hf_model, self.tokenizer = model, tokenizer
         self.device = str(next(model.parameters()).device)
         self.tokenizer.padding_side = "left"
@@ -228,16 +227,17 @@ class HFBackend(Backend):
         eos = gen_config.eos_token_id
         eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
         if self._shares_prefixes(gen_config):
-            from eval.backends.hf_greedy import greedy_decode, most_common_answer, plain_greedy
+            from eval.backends.hf_greedy import DRAFT_TOKENS, AnswerBank, greedy_decode, plain_greedy
             from eval.backends.hf_prefix import cache_argument, prefilled_inputs
 
             inputs = prefilled_inputs(self.hf_model, rows, self.tokenizer.pad_token_id,
-                                      gen_config.max_new_tokens + len(self._draft))
+                                      gen_config.max_new_tokens + 2 * DRAFT_TOKENS)
             if plain_greedy(gen_config):
+                if self._answers is None:
+                    self._answers = AnswerBank()
                 new_tokens = greedy_decode(self.hf_model, inputs, cache_argument(self.hf_model),
                                            gen_config.max_new_tokens, eos_ids,
-                                           self.tokenizer.pad_token_id, self._draft)
-                self._draft = most_common_answer(new_tokens, eos_ids)
+                                           self.tokenizer.pad_token_id, self._answers)
             else:
                 new_tokens = self._generate_rows(inputs, gen_config)
         else:

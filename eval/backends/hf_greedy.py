@@ -1,24 +1,31 @@
-"""Greedy decoding for the hf backend's shared-prefix path, with a guessed answer checked at once.
+"""Greedy decoding for the hf backend's shared-prefix path, checking guessed answers as it goes.
 
 A small model fine-tuned on one answer format repeats most of its answer from question to
 question (the demo's SFT model: a fixed `<think>...</think><answer>` of 10 tokens, then a room
-or container name among a few). `transformers.generate` spends a forward pass on every one of
-those tokens. Here the rest of each prompt is prefilled together with a draft, the most frequent
-answer of the previous batch, and the draft is kept up to the first token where the model's own
-greedy choice differs (speculative decoding with a fixed guess): rows whose answer is the draft
-finish in that one pass, the others go on from their first differing token, one token a step.
-The tokens are the model's argmax at every position, as `generate` would pick them; a wrong
-guess costs only the draft's columns in the prefill.
+or container name among a few, then `</answer>`). `transformers.generate` spends a forward pass
+on every one of those tokens. Here each forward pass also checks a draft per row: the most
+frequent answer seen so far (`AnswerBank`) that begins with the row's tokens so far, and the
+row keeps the draft up to the first token where the model's own greedy choice differs
+(speculative decoding with earlier answers as the guesses). The first pass prefills the rest of
+each prompt with the most frequent answer as every row's draft; rows whose answer it is finish
+there, and a row that took another turn (another room) usually has its remaining tokens guessed
+from an earlier answer in the next pass. The tokens are the model's argmax at every position, as
+`generate` would pick them; a wrong guess costs only its columns in that pass.
 
 Only plain greedy decoding is done here (`plain_greedy`): logits processors such as a repetition
 penalty or stop strings take `generate`. Rows keep the layout of `hf_prefix.prefilled_inputs`:
-the tokens a row did not accept stay in the cache with attention mask 0, and positions are the
-cumulative mask, so every accepted token has the position it has in the plain path.
+the guessed tokens a row did not accept stay in the cache with attention mask 0, and positions
+are the cumulative mask, so every accepted token has the position it has in the plain path.
 """
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any, Sequence
+
+# the longest draft: a wrong guess costs its columns in a pass, for every row
+DRAFT_TOKENS = 16
+# a draft goes on while at least this share of the earlier answers that began alike do
+MIN_SHARE = 0.5
 
 # generation settings that add a logits processor (or change the search) unless they hold one
 # of these values; with any other value the batch takes `generate`
@@ -38,29 +45,61 @@ def plain_greedy(gen_config: Any) -> bool:
         getattr(gen_config, name, None) in values for name, values in NEUTRAL.items())
 
 
-def most_common_answer(new_tokens: Sequence[Sequence[int]], eos_ids: set[int]) -> list[int]:
-    """The most frequent answer of a batch, up to and with its eos token: the next batch's
-    draft (ties go to the answer seen first)."""
-    answers = []
-    for row in new_tokens:
-        end = next((j for j, t in enumerate(row) if t in eos_ids), None)
-        answers.append(tuple(row if end is None else row[:end + 1]))
-    return list(Counter(answers).most_common(1)[0][0]) if answers else []
+class AnswerBank:
+    """Greedy answers seen so far (token ids up to and with eos; the first `DRAFT_TOKENS` of a
+    longer one), as a tree of their beginnings: the drafts of `greedy_decode`. A draft goes on
+    from a row's tokens so far by the most frequent next token for as long as at least
+    `MIN_SHARE` of the answers that began as the draft so far go on with it: a guess that a row
+    is unlikely to keep costs a column of the pass for every row, and the next pass guesses
+    again from where the row went."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.counts: Counter[tuple[int, ...]] = Counter()  # answers by beginning
+        self.next: dict[tuple[int, ...], int] = {}  # a beginning's most frequent next token
+        self.answers = 0
+        self.limit = limit
+
+    def add(self, answers: Sequence[Sequence[int]]) -> None:
+        for answer in answers:
+            if self.answers >= self.limit:  # answers that hardly repeat: start again
+                self.counts.clear()
+                self.next.clear()
+                self.answers = 0
+            self.answers += 1
+            answer = tuple(answer[:DRAFT_TOKENS])
+            self.counts[()] += 1
+            for k in range(1, len(answer) + 1):
+                begun, step = answer[:k - 1], answer[:k]
+                self.counts[step] += 1
+                best = self.next.get(begun)
+                if best is None or self.counts[begun + (best,)] < self.counts[step]:
+                    self.next[begun] = answer[k - 1]
+
+    def guess(self, begun: Sequence[int]) -> list[int]:
+        """How the answers that began as `begun` went on, for as long as they mostly agree."""
+        at = tuple(begun)
+        out: list[int] = []
+        while at in self.next:
+            step = at + (self.next[at],)
+            if self.counts[step] < MIN_SHARE * self.counts[at]:
+                break
+            out.append(step[-1])
+            at = step
+        return out
 
 
 def greedy_decode(model: Any, inputs: dict[str, Any], cache_name: str, max_new_tokens: int,
-                  eos_ids: set[int], pad_id: int, draft: Sequence[int] = ()) -> list[list[int]]:
+                  eos_ids: set[int], pad_id: int, bank: AnswerBank) -> list[list[int]]:
     """The new tokens of each row, up to and with its first eos token, for `inputs` from
     `hf_prefix.prefilled_inputs` (input_ids of whole rows, attention_mask and maybe a cache
-    holding their shared prefixes): the tokens `generate` picks greedily."""
+    holding their shared prefixes): the tokens `generate` picks greedily. The rows' answers go
+    into `bank`."""
     import torch
 
     input_ids, mask = inputs["input_ids"], inputs["attention_mask"]
     cache = inputs.get(cache_name)
     cached = cache.get_seq_length() if cache is not None else 0
     rows, device = input_ids.shape[0], input_ids.device
-    draft = list(draft)[:max_new_tokens - 1]
-    guess = len(draft)
     answers: list[list[int]] = [[] for _ in range(rows)]
     done = [False] * rows
 
@@ -71,29 +110,37 @@ def greedy_decode(model: Any, inputs: dict[str, Any], cache_name: str, max_new_t
                 done[r] = True
                 return
 
-    def forward(feed, mask, keep: int):
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, -feed.shape[1]:]
-        out = model(input_ids=feed, attention_mask=mask, position_ids=positions, use_cache=True,
-                    logits_to_keep=keep, **{cache_name: cache})
-        return out.logits[:, -keep:].argmax(-1), out[cache_name]
-
+    feed = input_ids[:, cached:]  # the rest of each prompt, then each row's last new token
     with torch.inference_mode():
-        guessed = torch.tensor(draft, dtype=torch.long, device=device).expand(rows, guess)
-        feed = torch.cat([input_ids[:, cached:], guessed], dim=1)
-        mask = torch.cat([mask, mask.new_ones((rows, guess))], dim=1)
-        picked, cache = forward(feed, mask, guess + 1)  # picked[:, j]: after j draft tokens
-        accepted = (picked[:, :guess] == guessed).cumprod(-1).sum(-1)
-        for r, (row, took) in enumerate(zip(picked.tolist(), accepted.tolist())):
-            extend(r, draft[:took] + [row[took]])
-        if guess:  # the draft after a row's accepted tokens is in the cache, not in its text
-            mask[:, -guess:] = (torch.arange(guess, device=device) < accepted[:, None]).to(mask.dtype)
-        last = picked.gather(1, accepted[:, None])
-        while not all(done):
+        while True:
+            # a draft never reaches max_new_tokens: the pass adds one token after it
+            drafts = [[] if done[r] else
+                      bank.guess(answers[r])[:max_new_tokens - len(answers[r]) - 1]
+                      for r in range(rows)]
+            width = max(map(len, drafts))
+            guessed = torch.tensor([d + [pad_id] * (width - len(d)) for d in drafts],
+                                   dtype=torch.long, device=device).reshape(rows, width)
+            feed = torch.cat([feed, guessed], dim=1)
+            mask = torch.cat([mask, mask.new_ones((rows, width))], dim=1)
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, -feed.shape[1]:]
+            out = model(input_ids=feed, attention_mask=mask, position_ids=positions,
+                        use_cache=True, logits_to_keep=width + 1, **{cache_name: cache})
+            cache = out[cache_name]
+            picked = out.logits[:, -(width + 1):].argmax(-1)  # [:, j]: after j draft tokens
+            steps = torch.arange(width, device=device)
+            lengths = torch.tensor([len(d) for d in drafts], device=device)
+            agree = (picked[:, :width] == guessed) & (steps < lengths[:, None])
+            accepted = agree.cumprod(-1).sum(-1)
+            for r, (row, took) in enumerate(zip(picked.tolist(), accepted.tolist())):
+                if not done[r]:
+                    extend(r, drafts[r][:took] + [row[took]])
+            if all(done):
+                break
+            # a row's draft after its accepted tokens is in the cache, not in its text
+            mask[:, mask.shape[1] - width:] = (steps < accepted[:, None]).to(mask.dtype)
+            last = picked.gather(1, accepted[:, None])
             finished = torch.tensor(done, device=device)[:, None]
             feed = torch.where(finished, torch.full_like(last, pad_id), last)
             mask = torch.cat([mask, mask.new_ones((rows, 1))], dim=1)
-            last, cache = forward(feed, mask, 1)
-            for r, t in enumerate(last[:, 0].tolist()):
-                if not done[r]:
-                    extend(r, [t])
+    bank.add(answers)
     return answers

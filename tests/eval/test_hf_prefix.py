@@ -7,7 +7,7 @@ pytest.importorskip("transformers")
 
 from eval.backends import load_backend  # noqa: E402
 from eval.backends.base import GenerationConfig  # noqa: E402
-from eval.backends.hf_greedy import most_common_answer, plain_greedy  # noqa: E402
+from eval.backends.hf_greedy import AnswerBank, plain_greedy  # noqa: E402
 from eval.backends.hf_prefix import (  # noqa: E402
     ReservedLayer, prefix_groups, shared_prefix_batches)
 
@@ -83,18 +83,24 @@ def test_greedy_answers_equal_in_one_batch_and_with_stop_strings(backends, livel
 
 
 def test_greedy_answers_equal_whatever_the_guessed_answer(backends, lively_model):
-    """The draft checked in the prefill (the previous batch's most frequent answer) is only a
-    guess: accepted in full, in part or not at all, the answers are the plain path's."""
+    """The drafts checked in each pass (earlier answers that begin as a row's answer so far)
+    are only guesses: accepted in full, in part or not at all, the answers are the plain
+    path's."""
     plain, _ = backends
     prompts = conversations()
     config = GenerationConfig(max_new_tokens=10)
     expected = plain.generate(prompts, config)
     tokenizer = plain.tokenizer
     answer = tokenizer(expected[0].text, add_special_tokens=False)["input_ids"]
+    other = tokenizer(expected[1].text, add_special_tokens=False)["input_ids"]
     guesser = load_backend("hf", str(lively_model), device="cpu", batch_size=64,
                            share_prefixes=True)
-    for draft in (answer + [tokenizer.eos_token_id], answer[:3] + [7, 7, 7], [7] * 30, []):
-        guesser._draft = list(draft)
+    banks = ([answer + [tokenizer.eos_token_id]], [answer[:3] + [7, 7, 7]], [[7] * 30], [],
+             # the most frequent answer first, then others that begin alike
+             [answer, answer, other[:2], other[:2] + [7], other[:1] + [9] * 4, other])
+    for answers in banks:
+        guesser._answers = AnswerBank()
+        guesser._answers.add(answers)
         got = guesser.generate(prompts, config)
         assert [c.texts for c in got] == [c.texts for c in expected]
         assert [c.completion_tokens for c in got] == [c.completion_tokens for c in expected]
@@ -112,7 +118,7 @@ def test_answers_alike_are_taken_from_the_draft(tiny_model_dir):
     fast = shared.generate(prompts, config)
     assert [(c.texts, c.completion_tokens) for c in fast] == [
         (c.texts, c.completion_tokens) for c in plain.generate(prompts, config)]
-    assert len({c.text for c in fast}) == 2 and len(shared._draft) == 12
+    assert len({c.text for c in fast}) == 2 and len(shared._answers.guess([])) == 12
 
 
 def test_logits_processors_take_generate(backends, lively_model):
@@ -132,9 +138,21 @@ def test_logits_processors_take_generate(backends, lively_model):
     assert [c.texts for c in fast] != [c.texts for c in plain.generate(conversations(), config)]
 
 
-def test_most_common_answer_ends_at_eos():
-    assert most_common_answer([[5, 6, 2, 0], [5, 7, 2, 0], [5, 6, 2, 9], [4]], {2}) == [5, 6, 2]
-    assert most_common_answer([[4, 4], [3]], {2}) == [4, 4] and most_common_answer([], {2}) == []
+def test_answer_bank_guesses_while_most_answers_that_began_alike_agree():
+    bank = AnswerBank()
+    assert bank.guess([]) == [] and bank.guess([5]) == []
+    bank.add([[5, 6, 2], [5, 7, 2], [5, 7, 2], [4]])
+    assert bank.guess([]) == [5, 7, 2] and bank.guess([5]) == [7, 2] and bank.guess([5, 6]) == [2]
+    assert bank.guess([4]) == [] and bank.guess([3]) == [] and bank.guess([5, 7, 2]) == []
+    bank.add([[4], [4], [5, 8, 2]])  # 5 then 7 is now 2 of the 4 answers beginning with 5
+    assert bank.guess([]) == [5, 7, 2] and bank.guess([5]) == [7, 2]
+    bank.add([[5, 6, 2]])  # 5: 6 and 7 twice each, 8 once; 7 came first but is under half
+    assert bank.guess([]) == [5] and bank.guess([5, 6]) == [2]
+    bank.add([list(range(40))])
+    assert bank.guess([0, 1]) == list(range(2, 16))  # a long answer is kept in part
+    small = AnswerBank(limit=2)
+    small.add([[1], [2], [3]])  # the third answer starts the bank again
+    assert small.guess([]) == [3] and small.counts == {(): 1, (3,): 1}
 
 
 def test_sampling_takes_the_plain_path(backends):
