@@ -3,14 +3,15 @@
 A small model fine-tuned on one answer format repeats most of its answer from question to
 question (the demo's SFT model: a fixed `<think>...</think><answer>` of 10 tokens, then a room
 or container name among a few, then `</answer>`). `transformers.generate` spends a forward pass
-on every one of those tokens. Here each forward pass also checks a draft per row: the most
-frequent answer seen so far (`AnswerBank`) that begins with the row's tokens so far, and the
-row keeps the draft up to the first token where the model's own greedy choice differs
-(speculative decoding with earlier answers as the guesses). The first pass prefills the rest of
-each prompt with the most frequent answer as every row's draft; rows whose answer it is finish
-there, and a row that took another turn (another room) usually has its remaining tokens guessed
-from an earlier answer in the next pass. The tokens are the model's argmax at every position, as
-`generate` would pick them; a wrong guess costs only its columns in that pass.
+on every one of those tokens. Here each forward pass also checks a draft per row, guessed from
+the answers seen so far (`AnswerBank`: the most frequent way on from the row's tokens so far,
+while most of those answers agree), and the row keeps the draft up to the first token where the
+model's own greedy choice differs (speculative decoding with earlier answers as the guesses).
+The first pass prefills the rest of each prompt with the same draft for every row (the think
+text and whatever most answers go on with); rows whose answer it is finish there, and a row
+that went its own way (another room) usually has its remaining tokens guessed in the next pass.
+The tokens are the model's argmax at every position, as `generate` would pick them; a wrong
+guess costs only its columns in that pass.
 
 Only plain greedy decoding is done here (`plain_greedy`): logits processors such as a repetition
 penalty or stop strings take `generate`. Rows keep the layout of `hf_prefix.prefilled_inputs`:
