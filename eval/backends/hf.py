@@ -5,7 +5,8 @@ reported through `on_result` in the caller's indices as each batch finishes. Wit
 `share_prefixes=True` greedy prompts that begin alike (the questions of one story) go into one
 batch and have their common prefix tokenised (`hf_tokens.py`) and prefilled (`hf_prefix.py`)
 once, and plain greedy decoding checks guesses taken from earlier answers as it goes
-(`hf_greedy.py`); the answers are those of `generate`. A batch that runs out of GPU memory is split in half and retried. A prompt longer than the model's context comes back as a
+(`hf_greedy.py`); the answers are those of `generate`. A batch that runs out of GPU memory is
+split in half and retried. A prompt longer than the model's context comes back as a
 `Completion` with `error` set instead of stopping the run.
 
 Our `GenerationConfig` always wins over the model's own generation defaults for the settings it
@@ -227,9 +228,12 @@ class HFBackend(Backend):
         eos = gen_config.eos_token_id
         eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
         if self._shares_prefixes(gen_config):
-            from eval.backends.hf_greedy import DRAFT_TOKENS, AnswerBank, greedy_decode, plain_greedy
+            from eval.backends.hf_greedy import (DRAFT_TOKENS, AnswerBank, greedy_decode,
+                                                 plain_greedy)
             from eval.backends.hf_prefix import cache_argument, prefilled_inputs
 
+            # room for the new tokens and for guesses the rows do not keep (beyond it the
+            # cache moves to twice the room)
             inputs = prefilled_inputs(self.hf_model, rows, self.tokenizer.pad_token_id,
                                       gen_config.max_new_tokens + 2 * DRAFT_TOKENS)
             if plain_greedy(gen_config):

@@ -54,19 +54,16 @@ class AnswerBank:
     is unlikely to keep costs a column of the pass for every row, and the next pass guesses
     again from where the row went."""
 
-    def __init__(self, limit: int = 4096) -> None:
+    def __init__(self, limit: int = 65536) -> None:
         self.counts: Counter[tuple[int, ...]] = Counter()  # answers by beginning
         self.next: dict[tuple[int, ...], int] = {}  # a beginning's most frequent next token
-        self.answers = 0
-        self.limit = limit
+        self.limit = limit  # distinct beginnings kept
 
     def add(self, answers: Sequence[Sequence[int]]) -> None:
         for answer in answers:
-            if self.answers >= self.limit:  # answers that hardly repeat: start again
+            if len(self.counts) >= self.limit:  # answers that hardly repeat: start again
                 self.counts.clear()
                 self.next.clear()
-                self.answers = 0
-            self.answers += 1
             answer = tuple(answer[:DRAFT_TOKENS])
             self.counts[()] += 1
             for k in range(1, len(answer) + 1):

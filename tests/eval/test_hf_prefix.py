@@ -150,8 +150,9 @@ def test_answer_bank_guesses_while_most_answers_that_began_alike_agree():
     assert bank.guess([]) == [5] and bank.guess([5, 6]) == [2]
     bank.add([list(range(40))])
     assert bank.guess([0, 1]) == list(range(2, 16))  # a long answer is kept in part
-    small = AnswerBank(limit=2)
-    small.add([[1], [2], [3]])  # the third answer starts the bank again
+    small = AnswerBank(limit=3)
+    small.add([[1], [1], [2]])  # (), (1,) and (2,): three beginnings
+    small.add([[3]])  # a fourth would pass the limit: the bank starts again
     assert small.guess([]) == [3] and small.counts == {(): 1, (3,): 1}
 
 
