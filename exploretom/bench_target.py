@@ -9,8 +9,8 @@ in one call as the search sends them, with the row prompt and greedy answers of 
 One warm-up call (a batch's worth) comes first, so loading and first-call costs are not counted.
 Prints one line, e.g.
 
-    target=hf:runs/demo/sft questions=2000 stories=158 seconds=6.10 questions_per_s=328
-    cpu_questions_per_s=331 batch_size=64 share_prefixes=true omp_threads=1 load_average=3.1
+    target=hf:runs/demo/sft questions=2000 stories=150 seconds=3.96 questions_per_s=505
+    cpu_questions_per_s=508 batch_size=64 share_prefixes=true omp_threads=1 load_average=2.1
 
 `cpu_questions_per_s` divides by this process's CPU time: on a shared machine it says what the
 target does with the core it got. `--plain` turns prefix sharing off (the hf backend's plain
