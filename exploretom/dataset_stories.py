@@ -94,8 +94,10 @@ def _story_text(rec: dict[str, Any], mode: str, at: str, counts: ReadCounts) -> 
 
 
 def read_stories(paths: Sequence[str | Path], text_mode: str = "structure",
-                 orders: set[int] | None = None) -> tuple[list[StoryIn], ReadCounts]:
-    """Every usable labelled story of `paths`, with its questions of the chosen orders."""
+                 orders: set[int] | None = None,
+                 properties: set[str] | None = None) -> tuple[list[StoryIn], ReadCounts]:
+    """Every usable labelled story of `paths`, with its questions of the chosen orders and
+    properties (None: all)."""
     counts = ReadCounts()
     stories: list[StoryIn] = []
     seen: dict[str, str] = {}
@@ -123,7 +125,9 @@ def read_stories(paths: Sequence[str | Path], text_mode: str = "structure",
             text = _story_text(rec, text_mode, f"{at}: story {sid!r}", counts)
             if text is None:
                 continue
-            chosen = [(i, q) for i, q in enumerate(questions) if orders is None or q["order"] in orders]
+            chosen = [(i, q) for i, q in enumerate(questions)
+                      if (orders is None or q["order"] in orders)
+                      and (properties is None or q["property"] in properties)]
             # keep only what rows need: the whole record of thousands of stories is large
             stories.append(StoryIn(sid, text, story_meta(rec, text_mode), stratum(rec), chosen,
                                    max([q["order"] for q in questions] + [1])))

@@ -5,7 +5,7 @@ validation and test (no story crosses splits), saved with `save_to_disk` next to
 (`README.md`) and the same statistics as JSON (`export_stats.json`).
 
 Selection runs in this order, each step seeded so the same inputs and seed give the same rows:
-1. question orders (`--orders`), 2. at most K questions per story (`--max-questions-per-story`),
+1. question orders and properties (`--orders`, `--properties`), 2. at most K questions per story (`--max-questions-per-story`),
 3. split by story, then per split: 4. the share of interesting questions (`--interesting-ratio`,
 the knob of the paper's figure 5) and/or equal counts per (kind, property, order) group
 (`--balance`). With both, groups are equalised and the share is met across them where the
@@ -30,6 +30,7 @@ from exploretom.dataset_rows import add_reasoning, build_dataset
 from exploretom.dataset_split import SPLITS, assign_splits, cap_per_story, select, stable_hash
 from exploretom.dataset_stories import Item, read_stories
 from exploretom.jsonl import InputError
+from exploretom.questions import CONTAINER, KNOWLEDGE, ROOM, STATE
 
 STATS_FILE = "export_stats.json"
 
@@ -79,10 +80,25 @@ def _positive_int(text: str) -> int:
     return k
 
 
+PROPERTIES = (ROOM, CONTAINER, KNOWLEDGE, STATE)
+
+
+def properties_arg(text: str) -> list[str]:
+    """--properties: comma-separated question properties."""
+    names = sorted({x.strip() for x in text.split(",") if x.strip()})
+    unknown = [n for n in names if n not in PROPERTIES]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"expected comma-separated properties among "
+                                         f"{', '.join(PROPERTIES)}, got {text!r}")
+    return names
+
+
 def _command(args: argparse.Namespace) -> str:
     parts = ["python", "-m", "exploretom", "export", *map(str, args.inputs), "-o", str(args.output)]
     if args.orders is not None:
         parts += ["--orders", ",".join(map(str, args.orders))]
+    if args.properties is not None:
+        parts += ["--properties", ",".join(args.properties)]
     if args.interesting_ratio is not None:
         parts += ["--interesting-ratio", f"{args.interesting_ratio:g}"]
     if args.balance:
@@ -106,7 +122,8 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
         raise InputError(f"{out}: folder is not empty and holds no exported dataset "
                          f"(pass --overwrite to replace it)")
 
-    stories, counts = read_stories(args.inputs, args.text, orders)
+    properties = set(args.properties) if args.properties is not None else None
+    stories, counts = read_stories(args.inputs, args.text, orders, properties)
     if not stories:
         raise InputError(f"no usable stories in {', '.join(map(str, args.inputs))} "
                          f"({counts.errors} error lines, {counts.infilled_failed} failed "
@@ -125,13 +142,15 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
         per_split[name], ok = select(per_split[name], ratio, args.balance, args.seed, name)
         reached &= ok
     if not any(per_split.values()):
-        raise InputError("no rows left after selection (check --orders)")
+        raise InputError("no rows left after selection (check --orders and --properties)")
     for name in SPLITS:
         add_reasoning(per_split[name])
 
     stats = {
         "command": _command(args),
-        "options": {"orders": sorted(orders) if orders else None, "interesting_ratio": ratio,
+        "options": {"orders": sorted(orders) if orders else None,
+                    "properties": sorted(properties) if properties else None,
+                    "interesting_ratio": ratio,
                     "balance": bool(args.balance), "text": args.text, "splits": fractions,
                     "seed": args.seed, "max_questions_per_story": k},
         "inputs": counts.per_file,
@@ -184,6 +203,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--orders", type=orders_arg, default=None,
                    help="question orders to keep, e.g. 0,1,2 (default: all; 0 = ground truth "
                         "and memory questions)")
+    p.add_argument("--properties", type=properties_arg, default=None, metavar="P[,P...]",
+                   help="question properties to keep, e.g. container_location (default: all; "
+                        f"{', '.join(PROPERTIES)})")
     p.add_argument("--interesting-ratio", type=_ratio_arg, default=None, metavar="R",
                    help="share of interesting questions per split, by subsampling the other "
                         "kind (paper figure 5; default: as generated)")

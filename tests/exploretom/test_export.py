@@ -127,6 +127,21 @@ def test_orders_filter_and_question_cap(stories, tmp_path):
     assert {row_meta(r)["order"] for d in ds.values() for r in d} == {0, 2}
 
 
+
+def test_properties_filter_keeps_exactly_those_questions(stories, tmp_path):
+    recs = records(stories)
+    out = tmp_path / "containers"
+    stats = run_export(stories, out, "--properties", "container_location", "--orders", "1,2")
+    ds = load(out)
+    kept = Counter((row_meta(r)["property"], row_meta(r)["order"]) for d in ds.values() for r in d)
+    expected = Counter((q["property"], q["order"]) for s in recs for q in s["questions"]
+                       if q["property"] == "container_location" and q["order"] in (1, 2))
+    assert kept == expected and expected
+    assert stats["options"]["properties"] == ["container_location"]
+    assert "--properties container_location" in stats["command"]
+    with pytest.raises(SystemExit):  # an unknown property is a usage error, not an empty dataset
+        run_export(stories, tmp_path / "bad", "--properties", "colour")
+
 @pytest.mark.parametrize("ratio", [0.2, 0.75])
 def test_interesting_ratio_is_reached_per_split(stories, default_export, tmp_path, ratio):
     _, _, full = default_export
