@@ -13,7 +13,7 @@ import yaml
 
 from exploretom.action_sets import Conditions
 from exploretom.label import story_text
-from exploretom.questions import generate_questions
+from exploretom.questions import CONTAINER, KNOWLEDGE, ROOM, STATE, generate_questions
 from exploretom.sampler import sample_story
 
 
@@ -70,3 +70,30 @@ def sample_one(cond: Conditions, seed: int, k: int, label: bool, max_order: int,
         out["text"] = story_text(tracker)
         out["questions"] = generate_questions(tracker)
     return out
+
+
+def orders_arg(text: str) -> list[int] | None:
+    """--orders: comma-separated orders, or `all` (None)."""
+    if text.strip().lower() == "all":
+        return None
+    try:
+        orders = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated orders like 0,1,2 or 'all', "
+                                         f"got {text!r}") from None
+    if not orders or orders[0] < 0:
+        raise argparse.ArgumentTypeError(f"orders must be >= 0, got {text!r}")
+    return orders
+
+
+PROPERTIES = (ROOM, CONTAINER, KNOWLEDGE, STATE)
+
+
+def properties_arg(text: str) -> list[str]:
+    """--properties: comma-separated question properties."""
+    names = sorted({x.strip() for x in text.split(",") if x.strip()})
+    unknown = [n for n in names if n not in PROPERTIES]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"expected comma-separated properties among "
+                                         f"{', '.join(PROPERTIES)}, got {text!r}")
+    return names

@@ -25,28 +25,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from exploretom.cli_args import PROPERTIES, orders_arg, properties_arg
 from exploretom.dataset_card import dataset_card, split_stats
 from exploretom.dataset_rows import add_reasoning, build_dataset
 from exploretom.dataset_split import SPLITS, assign_splits, cap_per_story, select, stable_hash
 from exploretom.dataset_stories import Item, read_stories
 from exploretom.jsonl import InputError
-from exploretom.questions import CONTAINER, KNOWLEDGE, ROOM, STATE
 
 STATS_FILE = "export_stats.json"
-
-
-def orders_arg(text: str) -> list[int] | None:
-    """--orders: comma-separated orders, or `all` (None)."""
-    if text.strip().lower() == "all":
-        return None
-    try:
-        orders = sorted({int(x) for x in text.split(",") if x.strip()})
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated orders like 0,1,2 or 'all', "
-                                         f"got {text!r}") from None
-    if not orders or orders[0] < 0:
-        raise argparse.ArgumentTypeError(f"orders must be >= 0, got {text!r}")
-    return orders
 
 
 def _splits_arg(text: str) -> list[float]:
@@ -78,19 +64,6 @@ def _positive_int(text: str) -> int:
     if k < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
     return k
-
-
-PROPERTIES = (ROOM, CONTAINER, KNOWLEDGE, STATE)
-
-
-def properties_arg(text: str) -> list[str]:
-    """--properties: comma-separated question properties."""
-    names = sorted({x.strip() for x in text.split(",") if x.strip()})
-    unknown = [n for n in names if n not in PROPERTIES]
-    if not names or unknown:
-        raise argparse.ArgumentTypeError(f"expected comma-separated properties among "
-                                         f"{', '.join(PROPERTIES)}, got {text!r}")
-    return names
 
 
 def _command(args: argparse.Namespace) -> str:

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Sequence
 
 from eval.benchmarks.base import mean
 from exploretom.action_sets import ACTION_SETS
-from exploretom.export import orders_arg
+from exploretom.cli_args import orders_arg
 from exploretom.jsonl import InputError, iter_records
 
 ASTAR, BASELINE = "astar", "baseline"
