@@ -1,11 +1,15 @@
 """Hi-ToM loader: {"data": [...]} with one 'A. x, B. y, ...' choices string, accuracy per order."""
 import json
+from pathlib import Path
 
 import pytest
 
 from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
 from eval.benchmarks.hitom import BENCHMARK, load, parse_options
 from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.fixture(scope="module")
@@ -101,10 +105,23 @@ def test_invalid_json_names_line(tmp_path, sample):
         load(path)
 
 
-FIXTURE = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "hitom"
+@pytest.fixture(scope="module")
+def fixture_release(items, tmp_path_factory):
+    """The invented items of fixtures/hitom/items.json written as a release file: VP stories get
+    the release's own instruction line, read from the shared sample (release text is not kept in
+    the project)."""
+    instruction = next(i["story"].split("\n", 1)[0] for i in items if i["prompting_type"] == "VP")
+    assert instruction.startswith("Read the following story")
+    fixture = json.loads((FIXTURES / "hitom" / "items.json").read_text())
+    for item in fixture["data"]:
+        if item["prompting_type"] == "VP":
+            item["story"] = f"{instruction}\n{item['story']}"
+    folder = tmp_path_factory.mktemp("hitom")
+    (folder / "Hi-ToM_data.json").write_text(json.dumps(fixture))
+    return folder
 
 
-def test_fixture_merged_and_raw_against_the_original_rule_by_hand():
+def test_fixture_merged_and_raw_against_the_original_rule_by_hand(fixture_release):
     # The Hi-ToM repository (ying-hui-he/Hi-ToM_dataset) ships no scoring script; its README and
     # paper score accuracy: an answer is right when it names the option whose text is the
     # record's `answer`. The fixture, in Hi-ToM_data.json's layout, holds: B (CoTP) and its exact
@@ -118,17 +135,17 @@ def test_fixture_merged_and_raw_against_the_original_rule_by_hand():
             return "<answer>blue_cupboard</answer>"
         return f"<answer>{meta(r)['answer_text']}</answer>"
 
-    merged = scripted_metrics(BENCHMARK, load(FIXTURE), reply)
+    merged = scripted_metrics(BENCHMARK, load(fixture_release), reply)
     # each distinct item once with the CoTP gold: A right, B right, C wrong, D right
     assert merged["n"] == 4 and merged["accuracy"] == pytest.approx(3 / 4)
     assert merged["merged"] == 2 and merged["gold_conflicts"] == 1
-    raw = scripted_metrics(BENCHMARK, BENCHMARK.load_rows(FIXTURE, merge=False), reply)
+    raw = scripted_metrics(BENCHMARK, BENCHMARK.load_rows(fixture_release, merge=False), reply)
     # every record scored by its own gold: A, B, B', D right; A' (green_bathtub) and C wrong
     assert raw["n"] == 6 and raw["accuracy"] == pytest.approx(4 / 6) and raw["merged"] == 0
 
 
-def test_merged_row_keeps_the_cotp_gold_and_names_the_other():
-    rows = {meta(r)["sample_id"]: r for r in load(FIXTURE)}
+def test_merged_row_keeps_the_cotp_gold_and_names_the_other(fixture_release):
+    rows = {meta(r)["sample_id"]: r for r in load(fixture_release)}
     assert set(rows) == {0, 20, 40, 301}  # the VP copies 300 and 340 are folded in
     a = meta(rows[40])
     assert a["prompting_type"] == "CoTP" and a["answer_text"] == "blue_cupboard"
