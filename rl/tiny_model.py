@@ -15,7 +15,8 @@ Choices that matter downstream (see ../shared/STACK.md):
 
 Command line:
     python -m rl.tiny_model --corpus stories.jsonl [more files] -o runs/tiny-model [--vocab-size 512 ...]
-The corpus files may be JSONL in the row contract (the prompt messages and the answer are used),
+The corpus files may be JSONL in the row contract (the prompt messages, the answer and the reasoning
+trace in meta that SFT uses as think text are read),
 JSONL of stories (their "text" field), plain text (one passage per line), or an exported dataset
 folder (save_to_disk, or a folder with train.jsonl), of which the train split is read.
 """
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from eval.paths import describe_error
+from rl.targets import think_text
 SPECIAL_TOKENS = {
     "pad_token": "<|pad|>",
     "bos_token": "<|begin|>",
@@ -113,6 +115,14 @@ def _texts_of(record: object, where: str) -> Iterator[str]:
         for key in ("answer",):
             if isinstance(record.get(key), str):
                 yield record[key]
+        # The reasoning trace SFT teaches the model to write (rl.targets): a tokenizer that never
+        # saw it splits its words ("elsewhere", "thinks") into many pieces.
+        try:
+            trace = think_text(record, default="")
+        except (json.JSONDecodeError, TypeError, ValueError):
+            raise CorpusError(f"{where}: field 'meta' is neither an object nor JSON text") from None
+        if trace:
+            yield trace
         for choice in record.get("choices") or []:
             if isinstance(choice, str):
                 yield choice

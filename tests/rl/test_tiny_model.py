@@ -98,3 +98,25 @@ def test_padded_embedding_gives_a_real_model_shape(tmp_path, corpus):
     assert len(tok) == 400 and tok.decode([tok.convert_tokens_to_ids("<answer>"), 1000]) == "<answer>"
     with pytest.raises(ValueError, match="smaller than the tokenizer"):
         build_tiny_model(read_corpus([corpus["plain"]]), tmp_path / "q", **SMALL, model_vocab_size=10)
+
+
+def test_the_reasoning_trace_sft_writes_is_in_the_tokenizer_corpus(tmp_path):
+    """SFT with `think: trace` makes the model write meta.reasoning: its words must be tokens,
+    not letters (the trace's "elsewhere" was 7 pieces before the corpus read it)."""
+    from transformers import AutoTokenizer
+
+    trace = "Step 2: Lars moved the pear. Sofia was elsewhere. So Sofia thinks the pear is in the tin."
+    rows = toy_rows(60, "toy-location")
+    for r in rows:
+        r["meta"] = json.dumps({**json.loads(r.get("meta") or "{}"), "reasoning": trace})
+    path = write_jsonl(tmp_path / "rows.jsonl", rows)
+    assert trace in list(read_corpus([path]))
+    # a vocabulary large enough for every word of this small corpus to become one token
+    out = build_tiny_model(read_corpus([path]), tmp_path / "m", **{**SMALL, "vocab_size": 2048})
+    tok = AutoTokenizer.from_pretrained(out)
+    assert len(tok(" elsewhere", add_special_tokens=False)["input_ids"]) == 1
+
+    rows[1]["meta"] = "not json"
+    bad = write_jsonl(tmp_path / "bad.jsonl", rows)
+    with pytest.raises(CorpusError, match=r"bad.jsonl:2: field 'meta' is neither an object nor JSON text"):
+        list(read_corpus([bad]))
