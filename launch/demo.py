@@ -40,12 +40,14 @@ class Profile:
     grpo_config: str = "configs/grpo/demo-cpu.yaml"
     model_args: tuple[str, ...] = ("--vocab-size", "2048", "--hidden-size", "128",
                                    "--num-layers", "2", "--num-heads", "4", "--num-kv-heads", "2")
-    export_args: tuple[str, ...] = ("--seed", "0")
+    # The container-location questions: the ones that need belief tracking (configs/exploretom/demo.yaml)
+    export_args: tuple[str, ...] = ("--seed", "0", "--properties", "container_location")
     compare_settings: int = 20
     sft_overrides: tuple[str, ...] = ()
     grpo_overrides: tuple[str, ...] = ()
-    eval_args: tuple[str, ...] = ("--max-new-tokens", "16", "-O", "batch_size=64")
-    base_limit: int = 300  # the random base model answers nothing right: a sample suffices
+    # The SFT and GRPO checkpoints write the tracker's trace before answering (at most ~330 tokens)
+    eval_args: tuple[str, ...] = ("--max-new-tokens", "384", "-O", "batch_size=64")
+    base_limit: int = 200  # the random base model answers nothing right: a sample suffices
 
 
 DEFAULT = Profile()
@@ -57,7 +59,8 @@ SMOKE = Profile(
     compare_settings=2,
     sft_overrides=("--max_steps", "4", "--save_steps", "2", "--logging_steps", "1"),
     grpo_overrides=("--max_steps", "2", "--save_steps", "1", "--logging_steps", "1",
-                    "--per_device_train_batch_size", "8", "--grpo.num_generations", "4"),
+                    "--per_device_train_batch_size", "8", "--grpo.num_generations", "4",
+                    "--grpo.max_completion_length", "16"),
     eval_args=("--max-new-tokens", "8", "--limit", "24", "-O", "batch_size=24"),
     base_limit=24,
 )
