@@ -45,7 +45,7 @@ class Profile:
     compare_settings: int = 20
     sft_overrides: tuple[str, ...] = ()
     grpo_overrides: tuple[str, ...] = ()
-    # The SFT and GRPO checkpoints write the tracker's trace before answering (at most ~330 tokens)
+    # The SFT and GRPO checkpoints write the tracker's trace before answering (at most ~300 tokens)
     eval_args: tuple[str, ...] = ("--max-new-tokens", "384", "-O", "batch_size=64")
     base_limit: int = 200  # the random base model answers nothing right: a sample suffices
 
