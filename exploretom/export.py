@@ -5,11 +5,12 @@ validation and test (no story crosses splits), saved with `save_to_disk` next to
 (`README.md`) and the same statistics as JSON (`export_stats.json`).
 
 Selection runs in this order, each step seeded so the same inputs and seed give the same rows:
-1. question orders and properties (`--orders`, `--properties`), 2. at most K questions per story (`--max-questions-per-story`),
-3. split by story, then per split: 4. the share of interesting questions (`--interesting-ratio`,
-the knob of the paper's figure 5) and/or equal counts per (kind, property, order) group
-(`--balance`). With both, groups are equalised and the share is met across them where the
-groups allow it (order-0 questions are never interesting); the card reports what was achieved.
+1. question orders and properties (`--orders`, `--properties`), 2. at most K questions per story
+(`--max-questions-per-story`), 3. split by story, then per split: 4. the share of interesting
+questions (`--interesting-ratio`, the knob of the paper's figure 5) and/or equal counts per
+(kind, property, order) group (`--balance`). With both, groups are equalised and the share is
+met across them where the groups allow it (order-0 questions are never interesting); the card
+reports what was achieved.
 
 The steps are modules of their own: `dataset_stories` (reading), `dataset_split` (splits and
 selection), `dataset_rows` (rows and reasoning traces) and `dataset_card` (statistics and the

@@ -31,6 +31,7 @@ from typing import Callable, Iterable, Iterator
 
 from eval.paths import describe_error
 from rl.targets import think_text
+
 SPECIAL_TOKENS = {
     "pad_token": "<|pad|>",
     "bos_token": "<|begin|>",
@@ -119,7 +120,7 @@ def _texts_of(record: object, where: str) -> Iterator[str]:
         # saw it splits its words ("elsewhere", "thinks") into many pieces.
         try:
             trace = think_text(record, default="")
-        except (json.JSONDecodeError, TypeError, ValueError):
+        except (TypeError, ValueError):  # json.JSONDecodeError is a ValueError
             raise CorpusError(f"{where}: field 'meta' is neither an object nor JSON text") from None
         if trace:
             yield trace

@@ -99,8 +99,7 @@ def encode_shared(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
     groups = [(cut, members) for cut, members in text_groups(texts) if cut and len(members) > 1]
     heads = encode(tokenizer, [texts[members[0]][:cut] for cut, members in groups])
     checks = encode(tokenizer, [texts[members[0]] for _, members in groups])
-    parts = [(cut, i, head) for (cut, members), head, whole in zip(groups, heads, checks)
-             for i in members]
+    parts = [(cut, i, head) for (cut, members), head in zip(groups, heads) for i in members]
     tails = encode(tokenizer, [texts[i][cut:] for cut, i, _ in parts])
     for (cut, i, head), tail in zip(parts, tails):
         out[i] = head + tail
