@@ -1,13 +1,15 @@
 """The context sampler's rounds (`ContextSampler`): every attempt's context request as one batch,
 then the update proposals of the contexts that passed, then one judge call per proposed update.
-Attempts are numbered from the seed, and each written or failed one is appended as it ends (one
-whose request failed is not: the next run tries it again), so a re-run skips them and goes on
-until `n` contexts are written or the attempts are spent."""
+Attempts are numbered from the seed, and each written or failed one is appended as soon as it and
+every earlier attempt of its round have ended (one whose request failed is not written: the next
+run tries it again), so a re-run skips them and goes on until `n` contexts are written or the
+attempts are spent. Writing in attempt order makes the file, and the stories later drawn from
+it, depend on the seed and the replies, not on which reply came back first."""
 from __future__ import annotations
 
 import random
 import sys
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -81,6 +83,21 @@ class _Attempt:
     request_error: str = ""
 
 
+class _InAttemptOrder:
+    """Holds each ended attempt's write until all earlier attempts of the round have ended."""
+
+    def __init__(self, attempts: list[_Attempt]) -> None:
+        self._next = deque(sorted(a.k for a in attempts))
+        self._held: dict[int, Callable[[], None] | None] = {}
+
+    def end(self, a: _Attempt, write: Callable[[], None] | None) -> None:
+        self._held[a.k] = write
+        while self._next and self._next[0] in self._held:
+            write = self._held.pop(self._next.popleft())
+            if write:
+                write()
+
+
 def context_id(seed: int, k: int) -> str:
     return f"llm_s{seed}_{k:06d}"
 
@@ -142,6 +159,7 @@ class ContextSampler:
         self.stats.failed["request_failed"] += 1
         self.stats.request_errors += 1
         self.log(f"{a.id}: request failed ({error[:300]}); left for a re-run")
+        self._order.end(a, None)
 
     def _fail(self, a: _Attempt, reason: str, problems: Iterable[str], reply: str = "") -> None:
         self.stats.failed[reason] += 1
@@ -150,11 +168,12 @@ class ContextSampler:
             entry["reply"] = reply[:2000]
         if a.verdicts:
             entry["verdicts"] = a.verdicts
-        self._fails.write(entry)
+        self._order.end(a, lambda: self._fails.write(entry))
         self.log(f"{a.id}: {reason}: {entry['problems'][0] if entry['problems'] else ''}")
 
     def _round(self, batch: list[_Attempt]) -> None:
         spec = self.spec
+        self._order = _InAttemptOrder(batch)
         kept: list[_Attempt] = []
 
         def on_context(i: int, c: Completion) -> None:
@@ -268,7 +287,6 @@ class ContextSampler:
                                     min_invisible=self.spec.min_invisible)
         if problems:
             return self._fail(a, problems[0][0], [m for _, m in problems])
-        self._out.write(record)
         self.stats.written += 1
-        self._bar.update(1)
         self.stats.kept += len(accepted)
+        self._order.end(a, lambda: (self._out.write(record), self._bar.update(1)))

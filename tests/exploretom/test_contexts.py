@@ -25,7 +25,9 @@ from exploretom.cli import main as cli_main
 from exploretom.action_sets import Conditions
 from exploretom.contexts.pools import pools_path
 from exploretom.contexts.records import context_from_record, read_contexts
-from exploretom.contexts.sampler import failures_path
+from eval.backends.base import GenerationConfig, ScriptedBackend
+from exploretom.contexts.pools import lexicon_pools
+from exploretom.contexts.sampler import ContextSampler, ContextSpec, failures_path
 from exploretom.contexts.validation import context_problems
 from exploretom.jsonl import InputError
 from exploretom.label import label_story
@@ -316,7 +318,8 @@ RETRYING = ["-O", "max_attempts=8", "-O", "backoff_base_s=0", "-O", "backoff_max
 def test_injected_faults_are_never_data(tmp_path, capsys):
     """Issue 17 item 1 with the fake server's own faults (429, 500, timeouts): at rate 1.0
     nothing is written, not even as a failed context, and the run exits 3; at rate 0.3 the
-    backend's retries give exactly the fault-free contexts."""
+    backend's retries give exactly the fault-free contexts (in id order: an attempt left for the
+    re-run is appended after the ones written before it)."""
     args = ["-n", "2", "--people", "2", "--max-attempts", "2", *RETRYING]
     clean, down, flaky = (tmp_path / f"{n}.jsonl" for n in ("clean", "down", "flaky"))
     with FakeServer(Script()) as srv:
@@ -331,4 +334,46 @@ def test_injected_faults_are_never_data(tmp_path, capsys):
             code = run_cli(srv, flaky, *args)
         if code == 0:
             break
-    assert code == 0 and lines(flaky) == lines(clean)
+    by_id = lambda path: sorted(lines(path), key=lambda r: r["id"])  # noqa: E731
+    assert code == 0 and by_id(flaky) == by_id(clean)
+
+
+class ReversedScript(ScriptedBackend):
+    """Reports a batch's results last to first: the order a busy server may answer in."""
+
+    def generate(self, prompts, config=GenerationConfig(), *, on_result=None, progress=False):
+        out = super().generate(prompts, config)
+        for i in reversed(range(len(out))):
+            if on_result:
+                on_result(i, out[i])
+        return out
+
+
+def test_files_list_attempts_in_order_whatever_order_replies_come_back(tmp_path):
+    """Stories are drawn from the contexts by position, so the file must not depend on which
+    reply came back first: the same seed and replies give the same file, in attempt order.
+    Attempt 0's context fails and attempt 1's update proposal does, so failures and contexts
+    are both checked."""
+    faults = {"context": 0, "updates": 0}
+
+    def reply(conv) -> str:
+        prompt = conv[-1]["content"]
+        kind = kind_of(prompt)
+        if kind in faults and faults[kind] == 0:  # attempt 0 (context), attempt 1 (updates)
+            faults[kind] += 1
+            return "no JSON here"
+        return good_reply(kind, prompt)
+
+    spec = ContextSpec(people=2)
+    files = {}
+    for name, backend in (("in_order", ScriptedBackend(reply)), ("reversed", ReversedScript(reply))):
+        faults.update(context=0, updates=0)
+        out = tmp_path / f"{name}.jsonl"
+        ContextSampler(backend, backend, spec, lexicon_pools(), seed=0).run(out, n=4, max_attempts=6)
+        files[name] = (lines(out), lines(failures_path(out)))
+    contexts, failures = files["in_order"]
+    assert [r["id"] for r in contexts] == [f"llm_s0_{k:06d}" for k in range(2, 6)]
+    assert [r["id"] for r in failures] == ["llm_s0_000000", "llm_s0_000001"]
+    rev_contexts, rev_failures = files["reversed"]
+    assert [r["id"] for r in rev_contexts] == [r["id"] for r in contexts]
+    assert [r["id"] for r in rev_failures] == ["llm_s0_000000", "llm_s0_000001"]
