@@ -132,6 +132,11 @@ def reward_functions(cfg) -> tuple[list[Callable[..., list[float]]], list[float]
     if cfg.reward.overlong_buffer is not None:
         funcs.append(overlong_reward(cfg.grpo.max_completion_length, cfg.reward.overlong_buffer))
         weights.append(cfg.reward.overlong_weight)
+    if cfg.reward.trace_weight:
+        from rl.trace_reward import trace_reward  # it imports this module
+
+        funcs.append(trace_reward())
+        weights.append(cfg.reward.trace_weight)
     return funcs, weights
 
 
