@@ -9,7 +9,10 @@ difference and an exact McNemar test), so the claim "GRPO beats SFT" is made onl
 interval of the difference excludes zero. summary.json holds, per checkpoint, every question group
 (all, each property, order, property and order, false_belief, interesting, container_belief) as
 {n, accuracy, ci_low, ci_high}, and the chance level of each group (uniform guessing among the
-answers the question admits). A run of `launch/demo.py --profile smoke` is labelled as such: its
+answers the question admits). `derived` holds, per checkpoint and group, the share answered right
+with a think text that the trace checker (exploretom.trace_check, written apart from the
+tracker) accepts as a derivation: a right answer after a wrong derivation is a guess that
+accuracy counts and this does not. A run of `launch/demo.py --profile smoke` is labelled as such: its
 sizes are toys and the report draws no conclusion from them.
 """
 from __future__ import annotations
@@ -114,6 +117,31 @@ def group_table(rows: dict[str, dict[str, Any]], ids: list[str]) -> dict[str, di
         k, n = sum(hits[g]), len(hits[g])
         lo, hi = wilson(k, n)
         out[g] = {"n": n, "accuracy": k / n, "ci_low": lo, "ci_high": hi}
+    return out
+
+
+def derived_table(rows: dict[str, dict[str, Any]], ids: list[str]) -> dict[str, dict[str, Any]]:
+    """group -> {n, derived, ci_low, ci_high}: the share of the group's questions answered right
+    with a derivation the checker accepts (rl.trace_reward), over the questions that have a
+    story to check against."""
+    from rl.trace_reward import _Replays, checked_derivation
+
+    replays = _Replays()
+    hits: dict[str, list[bool]] = defaultdict(list)
+    for i in ids:
+        r = rows[i]
+        if not isinstance(r.get("response"), str):
+            continue
+        ok = checked_derivation(r["response"], str(r.get("gold", "")), str(r.get("answer_type")),
+                                r.get("meta"), replays)
+        if ok is not None:
+            for g in groups_of(r):
+                hits[g].append(ok == 1.0)
+    out = {}
+    for g in sorted(hits, key=lambda g: (g != "all", g)):
+        k, n = sum(hits[g]), len(hits[g])
+        lo, hi = wilson(k, n)
+        out[g] = {"n": n, "derived": k / n, "ci_low": lo, "ci_high": hi}
     return out
 
 
@@ -304,6 +332,8 @@ def build(out: Path) -> dict[str, Any]:
     summary["breakdowns"] = breakdown
     summary["groups"] = {c: group_table(rows, ids if c in trained else sorted(rows))
                          for c, rows in per_ckpt.items()}
+    summary["derived"] = {c: table for c in trained
+                          if (table := derived_table(per_ckpt[c], ids))}
     first = per_ckpt[trained[0]]
     by_group: dict[str, list[float]] = defaultdict(list)
     for i in ids:
@@ -380,6 +410,8 @@ GROUP_NAMES = {"all": "all questions", "container_belief": "container beliefs (o
                "false_belief": "false beliefs", "interesting": "interesting"}
 
 
+DERIVED_GROUPS = ("all", "container_belief", "false_belief", "order=0", "order=1", "order=2",
+                  "order=3", "order=4")
 IN_GROUPS = ("order", "property", "interesting")  # breakdowns the group table already has
 
 
@@ -455,6 +487,22 @@ def markdown(s: dict[str, Any], data: dict[str, Any], grpo_log: list[dict]) -> s
                       f"against chance {_pct(c)}: "
                       + ("above chance by more than the interval." if above
                          else "NOT above chance by more than the interval."), ""]
+    derived = s.get("derived") or {}
+    if derived:
+        ckpts = list(derived)
+        lines += ["### Right with a checked derivation", "",
+                  "The share of questions answered right with a think text that the trace "
+                  "checker (`exploretom.trace_check`, written apart from the tracker) accepts: "
+                  "every step it names, who saw it and what each mind then holds is what the "
+                  "story implies, and no step that matters is missing. A right answer after a "
+                  "wrong derivation counts in the accuracy above, not here.", "",
+                  "| group | n | " + " | ".join(ckpts) + " |", "|---|---|" + "---|" * len(ckpts)]
+        ref = derived[ckpts[0]]
+        for g in [g for g in DERIVED_GROUPS if g in ref]:
+            cells = [_pct(derived[c][g]["derived"]) + f" ({100 * derived[c][g]['ci_low']:.1f}-"
+                     f"{100 * derived[c][g]['ci_high']:.1f})" for c in ckpts]
+            lines.append(f"| {GROUP_NAMES.get(g, g)} | {ref[g]['n']} | " + " | ".join(cells) + " |")
+        lines.append("")
     if s.get("paired"):
         lines += ["### GRPO minus SFT on the same questions", "",
                   "| group | n | difference (points) | paired 95% interval | McNemar p |",

@@ -187,3 +187,27 @@ def test_smoke_report_draws_no_conclusion_and_skips_empty_charts(tmp_path):
             assert line.startswith("![") and line.endswith(")"), line
     html = (out / "report" / "report.html").read_text()
     assert html.count("data:image/png;base64,") == 1  # accuracy per checkpoint (no GRPO log)
+
+
+def test_report_counts_a_right_answer_as_derived_only_with_a_checked_trace(tmp_path):
+    """Table 11 of the ExploreToM paper: David saw Sarah's move, then left, so he thinks the
+    model is in the metal filing cabinet. SFT answers with the tracker's trace, GRPO with the
+    same answer after a trace in which David saw Mark's move too: both right, one derived."""
+    from tests.rl.test_trace_reward import david
+
+    meta, trace = david()
+    out = tmp_path / "run"
+    _fake_run(out, "default", {"sft": [True], "grpo": [True]})
+    for ckpt, think in (("sft", trace), ("grpo", trace.replace("David was elsewhere.",
+                                                                "David saw it."))):
+        rec = {**_record(0, True), "meta": {**meta, "story": {**meta["story"], "context": {}}},
+               "gold": meta["answer"], "response": f"<think>{think}</think><answer>"
+                                                   f"{meta['answer']}</answer>"}
+        (out / "eval" / ckpt / "samples" / "exploretom.jsonl").write_text(json.dumps(rec) + "\n")
+    s = demo_report.build(out)
+    assert s["groups"]["sft"]["all"]["accuracy"] == s["groups"]["grpo"]["all"]["accuracy"] == 1.0
+    assert s["derived"]["sft"]["container_belief"]["derived"] == 1.0
+    assert s["derived"]["grpo"]["container_belief"]["derived"] == 0.0
+    md = (out / "report" / "report.md").read_text()
+    assert "### Right with a checked derivation" in md
+    assert "| container beliefs (orders 1-2) | 1 | 100.0% (20.7-100.0) | 0.0% (0.0-79.3) |" in md
