@@ -108,15 +108,20 @@ def chance(record: dict[str, Any]) -> float:
 
 def group_table(rows: dict[str, dict[str, Any]], ids: list[str]) -> dict[str, dict[str, Any]]:
     """group -> {n, accuracy, ci_low, ci_high} over the records `ids`."""
+    return _rates({i: bool(rows[i]["correct"]) for i in ids}, rows, "accuracy")
+
+
+def _rates(hit: dict[str, bool], rows: dict[str, dict[str, Any]], name: str) -> dict[str, dict[str, Any]]:
+    """group -> {n, <name>, ci_low, ci_high} over the records of `hit`."""
     hits: dict[str, list[bool]] = defaultdict(list)
-    for i in ids:
+    for i, ok in hit.items():
         for g in groups_of(rows[i]):
-            hits[g].append(bool(rows[i]["correct"]))
+            hits[g].append(ok)
     out = {}
     for g in sorted(hits, key=lambda g: (g != "all", g)):
         k, n = sum(hits[g]), len(hits[g])
         lo, hi = wilson(k, n)
-        out[g] = {"n": n, "accuracy": k / n, "ci_low": lo, "ci_high": hi}
+        out[g] = {"n": n, name: k / n, "ci_low": lo, "ci_high": hi}
     return out
 
 
@@ -124,25 +129,17 @@ def derived_table(rows: dict[str, dict[str, Any]], ids: list[str]) -> dict[str, 
     """group -> {n, derived, ci_low, ci_high}: the share of the group's questions answered right
     with a derivation the checker accepts (rl.trace_reward), over the questions that have a
     story to check against."""
-    from rl.trace_reward import _Replays, checked_derivation
+    from rl.trace_reward import Replays, checked_derivation
 
-    replays = _Replays()
-    hits: dict[str, list[bool]] = defaultdict(list)
+    replays, hit = Replays(), {}
     for i in ids:
         r = rows[i]
-        if not isinstance(r.get("response"), str):
-            continue
-        ok = checked_derivation(r["response"], str(r.get("gold", "")), str(r.get("answer_type")),
-                                r.get("meta"), replays)
-        if ok is not None:
-            for g in groups_of(r):
-                hits[g].append(ok == 1.0)
-    out = {}
-    for g in sorted(hits, key=lambda g: (g != "all", g)):
-        k, n = sum(hits[g]), len(hits[g])
-        lo, hi = wilson(k, n)
-        out[g] = {"n": n, "derived": k / n, "ci_low": lo, "ci_high": hi}
-    return out
+        if isinstance(r.get("response"), str):
+            ok = checked_derivation(r["response"], str(r.get("gold", "")),
+                                    str(r.get("answer_type")), r.get("meta"), replays)
+            if ok is not None:
+                hit[i] = ok == 1.0
+    return _rates(hit, rows, "derived")
 
 
 # ------------------------------------------------------------------------- inputs

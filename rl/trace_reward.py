@@ -27,7 +27,7 @@ THINK = re.compile(r"<think>(.*?)</think>", re.S)
 _CACHE_STORIES = 256  # a step's completions come from a few stories, 8 generations each
 
 
-class _Replays:
+class Replays:
     """The checker's replay of each story, kept for the stories seen last."""
 
     def __init__(self) -> None:
@@ -59,7 +59,7 @@ def _meta(meta: Any) -> dict[str, Any] | None:
 
 
 def checked_derivation(text: str, gold: str, answer_type: str, meta: Any,
-                       replays: _Replays | None = None) -> float | None:
+                       replays: Replays | None = None) -> float | None:
     """1.0 if `text` answers `gold` and its think text derives it under the checker, 0.0 if
     not, None when the row has no story to check against."""
     from exploretom.trace_check import TraceError, check_trace
@@ -72,7 +72,7 @@ def checked_derivation(text: str, gold: str, answer_type: str, meta: Any,
     if not think or answers.outcome_reward(text, gold, answer_type) != 1.0:
         return 0.0
     try:
-        replay = (replays or _Replays()).get(story["actions"], max(1, int(m["order"])))
+        replay = (replays or Replays()).get(story["actions"], max(1, int(m["order"])))
         return float(check_trace(think.group(1).strip(), replay, m) == gold)
     except TraceError:
         return 0.0
@@ -83,7 +83,7 @@ def checked_derivation(text: str, gold: str, answer_type: str, meta: Any,
 
 def trace_reward() -> Callable[..., list[float | None]]:
     """A TRL reward function scoring each completion's derivation (`checked_derivation`)."""
-    replays = _Replays()
+    replays = Replays()
 
     def checked_trace(prompts: Sequence[Any], completions: Sequence[Any], answer: Sequence[str],
                       answer_type: Sequence[str], meta: Sequence[Any] | None = None,
