@@ -480,10 +480,14 @@ def markdown(s: dict[str, Any], data: dict[str, Any], grpo_log: list[dict]) -> s
         if fb:
             c = s["chance"]["false_belief"]
             above = fb["ci_low"] > c
+            fb_derived = (s.get("derived") or {}).get(trained[-1] if trained else "", {}).get(
+                "false_belief")
             lines += [f"False-belief questions ({fb['n']}), final checkpoint: {_cell(fb)} "
                       f"against chance {_pct(c)}: "
-                      + ("above chance by more than the interval." if above
-                         else "NOT above chance by more than the interval."), ""]
+                      + ("above chance by more than the interval" if above
+                         else "NOT above chance by more than the interval")
+                      + (f"; right with a checked derivation: {_pct(fb_derived['derived'])}."
+                         if fb_derived else "."), ""]
     derived = s.get("derived") or {}
     if derived:
         ckpts = list(derived)

@@ -211,3 +211,4 @@ def test_report_counts_a_right_answer_as_derived_only_with_a_checked_trace(tmp_p
     md = (out / "report" / "report.md").read_text()
     assert "### Right with a checked derivation" in md
     assert "| container beliefs (orders 1-2) | 1 | 100.0% (20.7-100.0) | 0.0% (0.0-79.3) |" in md
+    assert "right with a checked derivation: 0.0%." in md  # the false-belief line, of GRPO
