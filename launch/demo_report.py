@@ -9,11 +9,11 @@ difference and an exact McNemar test), so the claim "GRPO beats SFT" is made onl
 interval of the difference excludes zero. summary.json holds, per checkpoint, every question group
 (all, each property, order, property and order, false_belief, interesting, container_belief) as
 {n, accuracy, ci_low, ci_high}, and the chance level of each group (uniform guessing among the
-answers the question admits). `derived` holds, per checkpoint and group, the share answered right
-with a think text that the trace checker (exploretom.trace_check, written apart from the
-tracker) accepts as a derivation: a right answer after a wrong derivation is a guess that
-accuracy counts and this does not. A run of `launch/demo.py --profile smoke` is labelled as such: its
-sizes are toys and the report draws no conclusion from them.
+answers the question admits). `derived` holds, per trained checkpoint and group, the share
+answered right with a think text that the trace checker (exploretom.trace_check, written apart
+from the tracker) accepts as a derivation: a right answer after a wrong derivation is a guess
+that accuracy counts and this does not. A run of `launch/demo.py --profile smoke` is labelled as
+such: its sizes are toys and the report draws no conclusion from them.
 """
 from __future__ import annotations
 

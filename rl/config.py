@@ -155,8 +155,8 @@ class RewardSettings(_Section):
     # minus this many tokens, then linearly down to -1 at the limit; null: off
     overlong_buffer: Optional[int] = Field(None, gt=0)
     overlong_weight: float = 1.0
-    # The checked-derivation reward (rl.trace_reward): 1 when the think text is a derivation
-    # exploretom.trace_check accepts that ends in the gold answer; for ExploreToM rows exported
+    # The checked-derivation reward (rl.trace_reward): 1 when the answer is right and the think
+    # text is its derivation as exploretom.trace_check accepts it; for ExploreToM rows exported
     # with their story in meta. Not in the ToM-Synth recipe; 0: off
     trace_weight: float = Field(0.0, ge=0)
 

@@ -3,8 +3,8 @@
 1 when the completion's answer is right (the outcome reward) and its think text is a derivation
 that `exploretom.trace_check` accepts (every step it names, who saw it, what each mind then
 holds, and its conclusion are what the story implies, and no step that changes the asked fact
-is missing) ending in that answer; 0 otherwise. Rows whose meta carries no story (ToM-Synth, other sources) get None, which TRL
-leaves out of the sum for that row.
+is missing) ending in that answer; 0 otherwise. Rows whose meta carries no story (ToM-Synth,
+other sources) get None, which TRL leaves out of the sum for that row.
 
 Why beside the outcome reward: a container question has two or three candidate answers, so a
 policy that guesses is right half the time and the outcome reward pays the guess as much as the
