@@ -58,6 +58,9 @@ class SourceSettings(_Section):
     max_rows: Optional[int] = Field(None, gt=0)
     # keep only rows of these answer types (e.g. GRPO on the questions a small model can vary on)
     answer_types: Optional[list[Literal[ANSWER_TYPES]]] = None  # type: ignore[valid-type]
+    # keep only rows whose meta holds one of the listed values for every key, e.g.
+    # {order: [1, 2]}: a mix that weights ExploreToM's belief questions above order 0
+    meta: Optional[dict[str, list[Any]]] = None
 
 
 class DataSettings(_Section):

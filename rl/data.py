@@ -34,6 +34,7 @@ class Source:
     weight: float = 1.0
     max_rows: int | None = None
     answer_types: list[str] | None = None  # keep only rows of these answer types
+    meta: dict[str, list[Any]] | None = None  # keep only rows with one of these values per meta key
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -141,6 +142,11 @@ def mix(sources: Sequence[Source], *, size: int | None = None, seed: int = 0):
             if len(ds) == 0:
                 raise DataError(f"{s.path} [{s.split}]: no rows of answer type(s) "
                                 f"{', '.join(s.answer_types)}")
+        if s.meta:
+            ds = ds.filter(lambda r: _meta_matches(r["meta"], s.meta))
+            if len(ds) == 0:
+                wanted = "; ".join(f"{k} in {v}" for k, v in s.meta.items())
+                raise DataError(f"{s.path} [{s.split}]: no rows whose meta has {wanted}")
         if s.max_rows is not None and s.max_rows < len(ds):
             ds = ds.shuffle(seed=seed).select(range(s.max_rows))
         loaded.append(ds)
@@ -151,6 +157,11 @@ def mix(sources: Sequence[Source], *, size: int | None = None, seed: int = 0):
     counts = _apportion(size, shares)
     parts = [_take(ds, n, seed + 1000 * i) for i, (ds, n) in enumerate(zip(loaded, counts)) if n > 0]
     return concatenate_datasets(parts).shuffle(seed=seed)
+
+
+def _meta_matches(meta_json: str, wanted: dict[str, list[Any]]) -> bool:
+    meta = json.loads(meta_json) if meta_json else {}
+    return all(meta.get(key) in values for key, values in wanted.items())
 
 
 def _apportion(total: int, shares: Sequence[float]) -> list[int]:

@@ -110,3 +110,20 @@ def test_sft_think_default_replaces_the_templates_but_not_a_trace():
     traced = {**row, "meta": '{"reasoning": "Sally left before the move."}'}
     assert target_text(traced, default="x") == \
         "<think>Sally left before the move.</think><answer>box</answer>"
+
+
+def test_meta_filter_keeps_rows_with_the_listed_values(tmp_path):
+    """A source can keep the rows of some meta values only, e.g. ExploreToM's belief questions
+    (order 1) weighted above order 0 by listing the file twice."""
+    rows = toy_rows(40, "toy-location")
+    path = write_jsonl(tmp_path / "loc.jsonl", rows)
+    order1 = sum(json.loads(r["meta"])["order"] == 1 for r in rows)
+    assert 0 < order1 < 40
+    ds = mix([Source(str(path), meta={"order": [1]})])
+    assert len(ds) == order1 and {json.loads(m)["order"] for m in ds["meta"]} == {1}
+    both = mix([Source(str(path), meta={"order": [0]}, weight=1),
+                Source(str(path), meta={"order": [1]}, weight=3)], size=40, seed=0)
+    orders = Counter(json.loads(m)["order"] for m in both["meta"])
+    assert orders == {0: 10, 1: 30}
+    with pytest.raises(DataError, match=r"loc.jsonl \[train\]: no rows whose meta has order in \[7\]"):
+        mix([Source(str(path), meta={"order": [7]})])
