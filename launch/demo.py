@@ -42,6 +42,8 @@ class Profile:
                                    "--num-layers", "2", "--num-heads", "4", "--num-kv-heads", "2")
     # The container-location questions: the ones that need belief tracking (configs/exploretom/demo.yaml)
     export_args: tuple[str, ...] = ("--seed", "0", "--properties", "container_location")
+    # The search's jobs are independent: this many shards run at once, one process each
+    data_shards: int = 2
     compare_settings: int = 20
     sft_overrides: tuple[str, ...] = ()
     grpo_overrides: tuple[str, ...] = ()
@@ -87,8 +89,10 @@ class Demo:
 
     # ---------------------------------------------------------------- paths
     @property
-    def stories(self) -> Path:
-        return self.out / "data" / "stories.jsonl"
+    def stories(self) -> list[Path]:
+        """The search's output, one file per shard."""
+        n = self.p.data_shards
+        return [self.out / "data" / f"stories.{i}of{n}.jsonl" for i in range(n)]
 
     @property
     def compare(self) -> Path:
@@ -103,16 +107,35 @@ class Demo:
 
     # ---------------------------------------------------------------- running
     def sh(self, *args: str) -> None:
-        cmd = [str(a) for a in args]
-        self.log(f"$ {shlex.join(cmd)}")  # quoted: copy-pasteable into a shell
+        self.sh_together([args])
+
+    def sh_together(self, commands: list[tuple]) -> None:
+        """Run the commands at once (one core each) and wait for all; any failure fails the
+        stage. Their output interleaves, so with several only the first one's is shown."""
+        cmds = [[str(a) for a in args] for args in commands]
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "WANDB_MODE": "disabled",
                "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false"}
-        proc = subprocess.run(cmd, cwd=ROOT, env=env,
-                              stdout=subprocess.DEVNULL if self.quiet else None,
-                              stderr=subprocess.STDOUT if self.quiet else None)
-        if proc.returncode != 0:
-            raise DemoError(f"command failed with exit code {proc.returncode}: {shlex.join(cmd)}")
+        procs = []
+        for k, cmd in enumerate(cmds):
+            self.log(f"$ {shlex.join(cmd)}")  # quoted: copy-pasteable into a shell
+            shown = not self.quiet and k == 0
+            procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env,
+                                          stdout=None if shown else subprocess.DEVNULL,
+                                          stderr=None if shown else subprocess.STDOUT))
+        while any(proc.poll() is None for proc in procs):
+            failed = next((k for k, proc in enumerate(procs) if proc.poll()), None)
+            if failed is not None:
+                break
+            time.sleep(0.1)
+        failed = next((k for k, proc in enumerate(procs) if proc.poll()), None)
+        if failed is not None:
+            for proc in procs:  # stopped, not left writing beside a failed stage
+                if proc.poll() is None:
+                    proc.terminate()
+                    proc.wait()
+            raise DemoError(f"command failed with exit code {procs[failed].returncode}: "
+                            f"{shlex.join(cmds[failed])}")
 
     def log(self, msg: str) -> None:
         print(f"[demo] {msg}", flush=True)
@@ -145,9 +168,11 @@ class Demo:
 
     # ---------------------------------------------------------------- stages
     def stage_data(self) -> None:
-        """A* against a scripted reasoner over a grid of settings (resumable)."""
-        self.sh(PY, "-m", "exploretom", "search", "--config", self.p.data_config, "-o",
-                self.stories)
+        """A* against a scripted reasoner over a grid of settings (resumable), in shards."""
+        n = self.p.data_shards
+        self.sh_together([(PY, "-m", "exploretom", "search", "--config", self.p.data_config,
+                           "-o", path, "--shard", f"{i}/{n}", *(["-q"] if i else []))
+                          for i, path in enumerate(self.stories)])
 
     def stage_compare(self) -> None:
         """A* vs overgenerate-and-filter at equal budget, for the report's difficulty figure."""
@@ -157,7 +182,7 @@ class Demo:
                 "-q", "--overwrite", "-o", self.compare)
 
     def stage_export(self) -> None:
-        self.sh(PY, "-m", "exploretom", "export", self.stories, "-o", self.dataset,
+        self.sh(PY, "-m", "exploretom", "export", *self.stories, "-o", self.dataset,
                 *self.p.export_args, "--overwrite")
 
     def stage_model(self) -> None:

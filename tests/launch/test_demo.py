@@ -87,14 +87,19 @@ def test_smoke_demo_runs_every_stage_and_writes_the_report(uninterrupted):
 def test_killed_data_and_training_stages_resume_to_the_same_outputs(uninterrupted, tmp_path):
     rng = random.Random(int(os.environ.get("DEMO_KILL_SEED", "0")))
     out = tmp_path / "demo"
-    stories = out / "data" / "stories.jsonl"
+    shards = demo_mod.Demo(out, [], profile=demo_mod.SMOKE).stories
+    assert len(shards) == 2  # the search runs in two processes at once
+
+    def written() -> list[str]:
+        return [x for path in shards if path.exists() for x in path.read_text().splitlines()]
+
     # Kill the data stage once a random number of stories is written (often mid-line).
     wanted = rng.randint(1, 4)
-    kill_when(demo(out, "--stages", "data"),
-              lambda: stories.exists() and len(stories.read_text().splitlines()) >= wanted)
+    kill_when(demo(out, "--stages", "data"), lambda: len(written()) >= wanted)
     assert not (out / "stages" / "data.json").exists()
     finish(demo(out, "--stages", "data", "compare", "export", "model"))
-    assert lines(stories) == lines(uninterrupted / "data" / "stories.jsonl")
+    for path in shards:
+        assert lines(path) == lines(uninterrupted / "data" / path.name)
     # Kill SFT at a random moment after its first checkpoint, then let the demo resume it.
     sft = out / "sft"
     delay = rng.uniform(0.0, 1.5)
@@ -115,6 +120,17 @@ def test_printed_commands_are_shell_quoted(tmp_path, capsys):
     demo_mod.Demo(tmp_path, [], quiet=True).sh(*args)
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("[demo] $ "))
     assert shlex.split(line[len("[demo] $ "):]) == args
+
+
+def test_commands_run_together_fail_the_stage_when_one_fails_and_stop_the_others(tmp_path):
+    """The data stage runs its search shards at once: one failing shard fails the stage (naming
+    its command) and the shards still running are stopped, not left writing."""
+    slow = (sys.executable, "-c", "import time; time.sleep(60)")
+    bad = (sys.executable, "-c", "import sys; sys.exit(3)")
+    start = time.monotonic()
+    with pytest.raises(demo_mod.DemoError, match="exit code 3: .*sys.exit"):
+        demo_mod.Demo(tmp_path, [], quiet=True).sh_together([slow, bad])
+    assert time.monotonic() - start < 30
 
 
 def _record(i: int, correct: bool, *, prop: str = "container_location", order: int = 1,
