@@ -47,6 +47,10 @@ class Profile:
                                     "--splits", "0.9,0.05,0.05")
     # The search's jobs are independent: this many shards run at once, one process each
     data_shards: int = 2
+    # Torch threads of each command (unless OMP_NUM_THREADS is set): the README's figures were
+    # trained on two, and another count sums in another order, which can end in another model
+    # (docs/experiments.md, 2026-11-26: B0 on one thread, D4 on two)
+    threads: int = 2
     compare_settings: int = 20
     sft_overrides: tuple[str, ...] = ()
     grpo_overrides: tuple[str, ...] = ()
@@ -113,11 +117,11 @@ class Demo:
         self.sh_together([args])
 
     def sh_together(self, commands: list[tuple]) -> None:
-        """Run the commands at once (one core each) and wait for all; any failure fails the
-        stage. Their output interleaves, so with several only the first one's is shown."""
+        """Run the commands at once and wait for all; any failure fails the stage. Their
+        output interleaves, so with several only the first one's is shown."""
         cmds = [[str(a) for a in args] for args in commands]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "WANDB_MODE": "disabled",
-               "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+        env = {"OMP_NUM_THREADS": str(self.p.threads), **os.environ, "PYTHONUNBUFFERED": "1",
+               "WANDB_MODE": "disabled", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false"}
         procs = []
         for k, cmd in enumerate(cmds):

@@ -122,6 +122,19 @@ def test_printed_commands_are_shell_quoted(tmp_path, capsys):
     assert shlex.split(line[len("[demo] $ "):]) == args
 
 
+def test_commands_train_on_the_profiles_threads_unless_the_caller_set_them(tmp_path, capfd,
+                                                                           monkeypatch):
+    """The README's figures were trained on two threads; the count changes the sums' order and
+    so the model, so the demo pins it, and a caller's OMP_NUM_THREADS still wins."""
+    show = (sys.executable, "-c", "import os; print('threads', os.environ['OMP_NUM_THREADS'])")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    demo_mod.Demo(tmp_path, []).sh(*show)
+    assert "threads 2" in capfd.readouterr().out
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    demo_mod.Demo(tmp_path, []).sh(*show)
+    assert "threads 1" in capfd.readouterr().out
+
+
 def test_commands_run_together_fail_the_stage_when_one_fails_and_stop_the_others(tmp_path):
     """The data stage runs its search shards at once: one failing shard fails the stage (naming
     its command) and the shards still running are stopped, not left writing."""
