@@ -130,12 +130,12 @@ class Demo:
             procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env,
                                           stdout=None if shown else subprocess.DEVNULL,
                                           stderr=None if shown else subprocess.STDOUT))
-        while any(proc.poll() is None for proc in procs):
-            failed = next((k for k, proc in enumerate(procs) if proc.poll()), None)
-            if failed is not None:
+        while True:  # until all succeeded or one failed
+            codes = [proc.poll() for proc in procs]
+            failed = next((k for k, code in enumerate(codes) if code), None)
+            if failed is not None or None not in codes:
                 break
             time.sleep(0.1)
-        failed = next((k for k, proc in enumerate(procs) if proc.poll()), None)
         if failed is not None:
             for proc in procs:  # stopped, not left writing beside a failed stage
                 if proc.poll() is None:
