@@ -20,6 +20,7 @@ from typing import Any, Iterable, Sequence
 
 from eval.paths import looks_local
 from eval.rows import COLUMNS, RowError, validate_row
+from eval.rows import meta as row_meta
 from eval.rows import features as row_features
 
 
@@ -143,7 +144,11 @@ def mix(sources: Sequence[Source], *, size: int | None = None, seed: int = 0):
                 raise DataError(f"{s.path} [{s.split}]: no rows of answer type(s) "
                                 f"{', '.join(s.answer_types)}")
         if s.meta:
-            ds = ds.filter(lambda r: _meta_matches(r["meta"], s.meta))
+            def meta_matches(row, wanted=s.meta):
+                meta = row_meta(row)
+                return all(meta.get(key) in values for key, values in wanted.items())
+
+            ds = ds.filter(meta_matches)
             if len(ds) == 0:
                 wanted = "; ".join(f"{k} in {v}" for k, v in s.meta.items())
                 raise DataError(f"{s.path} [{s.split}]: no rows whose meta has {wanted}")
@@ -157,11 +162,6 @@ def mix(sources: Sequence[Source], *, size: int | None = None, seed: int = 0):
     counts = _apportion(size, shares)
     parts = [_take(ds, n, seed + 1000 * i) for i, (ds, n) in enumerate(zip(loaded, counts)) if n > 0]
     return concatenate_datasets(parts).shuffle(seed=seed)
-
-
-def _meta_matches(meta_json: str, wanted: dict[str, list[Any]]) -> bool:
-    meta = json.loads(meta_json) if meta_json else {}
-    return all(meta.get(key) in values for key, values in wanted.items())
 
 
 def _apportion(total: int, shares: Sequence[float]) -> list[int]:
