@@ -156,7 +156,8 @@ def _write(per_split: dict[str, list[Item]], stats: dict[str, Any], out: Path) -
         dd = DatasetDict({name: build_dataset(per_split[name], cache,
                                               stable_hash(stats["command"], name)[:16])
                           for name in SPLITS})
-        dd.save_to_disk(str(tmp))
+        # an empty split needs one (empty) shard written, or load_from_disk cannot read it
+        dd.save_to_disk(str(tmp), num_shards={n: 1 for n in SPLITS if not per_split[n]})
     finally:
         if bars:
             enable_progress_bar()

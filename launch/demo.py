@@ -63,7 +63,7 @@ DEFAULT = Profile()
 SMOKE = Profile(
     name="smoke",
     data_config="configs/exploretom/demo-smoke.yaml",
-    # 80/10/10: with 5% splits its twenty stories leave a split empty and the export fails
+    # 80/10/10: with 5% splits its twenty stories can leave the test split empty
     export_args=("--seed", "0", "--properties", "container_location"),
     model_args=("--vocab-size", "600", "--hidden-size", "64", "--num-layers", "2",
                 "--num-heads", "2", "--num-kv-heads", "1"),

@@ -301,3 +301,15 @@ def test_cli_prints_one_line(stories, tmp_path, capsys):
     assert cli_main(["export", str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "o")]) != 0
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "nope.jsonl" in err and "\n" not in err
+
+
+def test_a_split_too_small_for_a_story_is_written_empty_and_named(stories, tmp_path, capsys):
+    """One story cannot fill three splits: the export keeps it in train, writes the other two
+    empty (with the row schema) and names them, rather than failing inside `datasets`."""
+    one = tmp_path / "one.jsonl"
+    one.write_text(Path(stories[0]).read_text().splitlines()[0] + "\n")
+    stats = run_export([one], tmp_path / "ds")
+    rows = load(tmp_path / "ds")
+    assert len(rows["train"]) == stats["splits"]["train"]["rows"] > 0
+    assert rows["validation"] == rows["test"] == []
+    assert "warning: split(s) validation, test got no rows" in capsys.readouterr().err
