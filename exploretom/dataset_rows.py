@@ -80,8 +80,8 @@ def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str):
     their story's structure, so holding them all in memory does not scale)."""
     from datasets import Dataset
 
+    features = row_features()
     if not items:  # a split too small to get a story; from_generator refuses to build it
-        features = row_features()
         return Dataset.from_dict({name: [] for name in features}, features=features)
-    return Dataset.from_generator(make_rows, features=row_features(), cache_dir=str(cache_dir),
+    return Dataset.from_generator(make_rows, features=features, cache_dir=str(cache_dir),
                                   gen_kwargs={"items": items}, fingerprint=fingerprint)
