@@ -82,6 +82,11 @@ SCHEDULERS = ("linear", "cosine", "cosine_with_restarts", "polynomial", "constan
 class TrainSettings(_Section):
     output_dir: str
     max_steps: int = -1  # -1: run num_train_epochs
+    # End the run after this optimizer step while the learning-rate schedule still spans
+    # max_steps, so the steps run are those of the full run, bit for bit: an SFT start cut below
+    # its plateau, with the rest left to GRPO (the demo; docs/experiments.md, 2026-11-27 second
+    # session). None: run to max_steps
+    stop_at_step: Optional[int] = Field(None, gt=0)
     num_train_epochs: float = Field(1.0, gt=0)
     learning_rate: float = Field(gt=0)
     lr_scheduler_type: Literal[SCHEDULERS] = "linear"  # type: ignore[valid-type]

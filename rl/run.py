@@ -190,6 +190,26 @@ def jsonl_log_callback(path: Path):
     return JsonlLog()
 
 
+def stop_at_step_callback(step: int):
+    """A TrainerCallback ending the run after optimizer step `step` (train.stop_at_step), with a
+    checkpoint there; the schedule, the sampler and everything else still plan max_steps."""
+    from transformers import TrainerCallback
+
+    class StopAtStep(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step >= step:
+                control.should_training_stop = True
+                control.should_save = True
+
+    return StopAtStep()
+
+
+def checkpoint_step(checkpoint: str) -> int:
+    """The optimizer step a checkpoint folder was saved at."""
+    state = json.loads((Path(checkpoint) / "trainer_state.json").read_text(encoding="utf-8"))
+    return int(state.get("global_step", 0))
+
+
 def last_checkpoint(output_dir: str) -> str | None:
     from transformers.trainer_utils import get_last_checkpoint
 
@@ -238,6 +258,10 @@ def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: li
         if not args.resume and not args.check and last is not None:
             raise ConfigError(f"train.output_dir: {out} already holds {Path(last).name}; "
                               "pass --resume to continue it or choose another output_dir")
+        stop = cfg.train.stop_at_step
+        if args.resume and stop is not None and checkpoint_step(last) >= stop:
+            raise ConfigError(f"--resume: {last} is already at train.stop_at_step {stop}; "
+                              "the run is over and that checkpoint holds its weights")
         plan = CheckPlan(args.num_processes or int(os.environ.get("WORLD_SIZE", "1")), args.num_machines)
         trainer = build_trainer(cfg, check=plan if args.check else None)
         if trainer is not None:
@@ -260,6 +284,8 @@ def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: li
               f"distributed type {trainer.accelerator.distributed_type.value}; writing to {out}",
               file=sys.stderr)
     trainer.add_callback(jsonl_log_callback(Path(out) / LOG_FILE))
+    if cfg.train.stop_at_step is not None:
+        trainer.add_callback(stop_at_step_callback(cfg.train.stop_at_step))
     trainer.train(resume_from_checkpoint=last if args.resume else None)
     trainer.save_model(out)
     wandb = sys.modules.get("wandb")

@@ -241,3 +241,21 @@ def test_report_counts_a_right_answer_as_derived_only_with_a_checked_trace(tmp_p
     assert "### Right with a checked derivation" in md
     assert "| container beliefs (orders 1-2) | 1 | 100.0% (20.7-100.0) | 0.0% (0.0-79.3) |" in md
     assert "right with a checked derivation: 0.0%." in md  # the false-belief line, of GRPO
+
+
+def test_a_run_killed_after_its_stop_step_is_finished_from_that_checkpoint(tmp_path):
+    """A stage whose config stops it before max_steps (train.stop_at_step) ends at that step: a
+    run killed after saving it there but before saving the model is complete, not resumed."""
+    out = tmp_path / "sft"
+    ckpt = out / "checkpoint-20"
+    ckpt.mkdir(parents=True)
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 20, "max_steps": 40}))
+    (ckpt / "model.safetensors").write_bytes(b"weights at step 20")
+    (ckpt / "optimizer.pt").write_bytes(b"")
+    run = demo_mod.Demo(tmp_path, [], quiet=True)
+    (out / "run_config.yaml").write_text("train:\n  max_steps: 40\n  stop_at_step: 30\n")
+    assert not run._finish_from_last_checkpoint(out)  # step 20 of 30: resume it
+    (out / "run_config.yaml").write_text("train:\n  max_steps: 40\n  stop_at_step: 20\n")
+    assert run._finish_from_last_checkpoint(out)
+    assert (out / "model.safetensors").read_bytes() == b"weights at step 20"
+    assert not (out / "optimizer.pt").exists()

@@ -75,6 +75,26 @@ def test_sft_changes_the_model_and_lowers_the_loss(warm):
     assert (warm["sft"] / "checkpoint-40").is_dir() and (warm["sft"] / "run_config.yaml").is_file()
 
 
+def test_sft_stopped_at_a_step_holds_the_full_runs_weights_there(warm, toy_data, capsys):
+    """train.stop_at_step ends the run at that step of the full schedule (the demo's SFT stops
+    halfway): its weights and learning rate there are the uninterrupted run's, bit for bit, and
+    resuming it is refused since the run is over."""
+    full, half = warm["root"] / "sft-full", warm["root"] / "sft-half"
+    argv = [SFT_CFG, "--model.path", str(warm["tiny"]), *data_override(toy_data),
+            "--max_steps", "40", "--save_steps", "20", "--logging_steps", "10"]
+    assert sft_cli([*argv, "--train.output_dir", str(full)]) == 0
+    assert sft_cli([*argv, "--train.output_dir", str(half), "--train.stop_at_step", "20"]) == 0
+    assert changed(weights(full / "checkpoint-20"), weights(half)) == 0
+    assert changed(weights(full), weights(half)) > 0
+    rate = {out: {r["step"]: r["learning_rate"] for r in logged(out) if "learning_rate" in r}
+            for out in (full, half)}
+    assert sorted(rate[half]) == [10, 20] and rate[half][20] == rate[full][20] > rate[full][40]
+    assert {p.name for p in half.glob("checkpoint-*")} == {"checkpoint-20"}
+    capsys.readouterr()
+    assert sft_cli([*argv, "--train.output_dir", str(half), "--train.stop_at_step", "20", "--resume"]) == 2
+    assert "already at train.stop_at_step 20" in capsys.readouterr().err
+
+
 @pytest.fixture(scope="module")
 def grpo_run(warm, toy_data):
     out = warm["root"] / "grpo"
