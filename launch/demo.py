@@ -216,7 +216,7 @@ class Demo:
         save that as the model."""
         import yaml
 
-        from rl.run import CONFIG_FILE, checkpoint_step
+        from rl.run import CONFIG_FILE
 
         ckpts = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
         if not ckpts:
@@ -227,7 +227,7 @@ class Demo:
         if saved.exists():
             stop = ((yaml.safe_load(saved.read_text()) or {}).get("train") or {}).get("stop_at_step")
             last = min(last, stop or last)
-        if checkpoint_step(str(ckpts[-1])) < last:
+        if state.get("global_step", 0) < last:
             return False
         self.log(f"{ckpts[-1].name} is the last step: saving it as the final model")
         for f in ckpts[-1].iterdir():
