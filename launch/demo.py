@@ -212,22 +212,13 @@ class Demo:
 
     def _finish_from_last_checkpoint(self, out: Path) -> bool:
         """A run killed after its last step but before saving: its last checkpoint holds the
-        final weights (resuming it would train past max_steps, or past train.stop_at_step), so
-        save that as the model."""
-        import yaml
-
-        from rl.run import CONFIG_FILE
-
+        final weights (resuming it would train past max_steps, which a run with
+        train.stop_at_step records as that step), so save that as the model."""
         ckpts = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
         if not ckpts:
             return False
         state = json.loads((ckpts[-1] / "trainer_state.json").read_text())
-        last = state.get("max_steps", 1)
-        saved = out / CONFIG_FILE  # the stage's own config, written when it started
-        if saved.exists():
-            stop = ((yaml.safe_load(saved.read_text()) or {}).get("train") or {}).get("stop_at_step")
-            last = min(last, stop or last)
-        if state.get("global_step", 0) < last:
+        if state.get("global_step", 0) < state.get("max_steps", 1):
             return False
         self.log(f"{ckpts[-1].name} is the last step: saving it as the final model")
         for f in ckpts[-1].iterdir():

@@ -191,15 +191,16 @@ def jsonl_log_callback(path: Path):
 
 
 def stop_at_step_callback(step: int):
-    """A TrainerCallback ending the run after optimizer step `step` (train.stop_at_step), with a
-    checkpoint there; the schedule, the sampler and everything else still plan max_steps."""
+    """A TrainerCallback ending the run after optimizer step `step` (train.stop_at_step). The
+    schedule and the sampler were planned for args.max_steps already; lowering the state's
+    max_steps hands the end to the trainer's own handling of it: the stop, the final checkpoint,
+    the last greedy evaluation (rl.trainer) and the max_steps recorded in trainer_state.json,
+    which tells a resumer the run is over."""
     from transformers import TrainerCallback
 
     class StopAtStep(TrainerCallback):
-        def on_step_end(self, args, state, control, **kwargs):
-            if state.global_step >= step:
-                control.should_training_stop = True
-                control.should_save = True
+        def on_train_begin(self, args, state, control, **kwargs):
+            state.max_steps = min(state.max_steps, step)
 
     return StopAtStep()
 

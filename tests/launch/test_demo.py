@@ -243,19 +243,19 @@ def test_report_counts_a_right_answer_as_derived_only_with_a_checked_trace(tmp_p
     assert "right with a checked derivation: 0.0%." in md  # the false-belief line, of GRPO
 
 
-def test_a_run_killed_after_its_stop_step_is_finished_from_that_checkpoint(tmp_path):
-    """A stage whose config stops it before max_steps (train.stop_at_step) ends at that step: a
-    run killed after saving it there but before saving the model is complete, not resumed."""
+def test_a_run_killed_after_its_last_step_is_finished_from_that_checkpoint(tmp_path):
+    """A stage killed after saving its last step but before saving the model is complete, not
+    resumed; its trainer_state.json says which step is the last (train.stop_at_step lowers it:
+    tests/rl/test_training.py)."""
     out = tmp_path / "sft"
     ckpt = out / "checkpoint-20"
     ckpt.mkdir(parents=True)
-    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 20, "max_steps": 40}))
     (ckpt / "model.safetensors").write_bytes(b"weights at step 20")
     (ckpt / "optimizer.pt").write_bytes(b"")
     run = demo_mod.Demo(tmp_path, [], quiet=True)
-    (out / "run_config.yaml").write_text("train:\n  max_steps: 40\n  stop_at_step: 30\n")
-    assert not run._finish_from_last_checkpoint(out)  # step 20 of 30: resume it
-    (out / "run_config.yaml").write_text("train:\n  max_steps: 40\n  stop_at_step: 20\n")
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 20, "max_steps": 40}))
+    assert not run._finish_from_last_checkpoint(out)  # step 20 of 40: resume it
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 20, "max_steps": 20}))
     assert run._finish_from_last_checkpoint(out)
     assert (out / "model.safetensors").read_bytes() == b"weights at step 20"
     assert not (out / "optimizer.pt").exists()

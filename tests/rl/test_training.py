@@ -90,6 +90,8 @@ def test_sft_stopped_at_a_step_holds_the_full_runs_weights_there(warm, toy_data,
             for out in (full, half)}
     assert sorted(rate[half]) == [10, 20] and rate[half][20] == rate[full][20] > rate[full][40]
     assert {p.name for p in half.glob("checkpoint-*")} == {"checkpoint-20"}
+    # the checkpoint records where the run ends (launch/demo.py finishes a killed stage by it)
+    assert json.loads((half / "checkpoint-20" / "trainer_state.json").read_text())["max_steps"] == 20
     capsys.readouterr()
     assert sft_cli([*argv, "--train.output_dir", str(half), "--train.stop_at_step", "20", "--resume"]) == 2
     assert "already at train.stop_at_step 20" in capsys.readouterr().err
