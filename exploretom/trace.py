@@ -21,8 +21,7 @@ from typing import Any, Iterable, Sequence
 
 from exploretom.questions import CONTAINER, KNOWLEDGE, KNOWS, NOT_KNOWS, ROOM, STATE
 from exploretom.render import short_clause, the
-from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_ROOM, PRIVATE,
-                              Action)
+from exploretom.story import BROADCAST, ENTER, LEAVE, MOVE_ROOM, PRIVATE, Action
 from exploretom.tracker import OPEN, Tracker
 
 # How a person took part in an action (what the trace says of each person of the view).
@@ -145,6 +144,21 @@ def ignores(chain: Sequence[str], speaker: str) -> str:
         f"{chain[-1]} ignores it, knowing {speaker}'s news is out of date"
 
 
+def names(people: Sequence[str]) -> str:
+    """'Anne', 'Anne and Beth', 'Anne, Beth and Carl'."""
+    return people[0] if len(people) == 1 else ", ".join(people[:-1]) + " and " + people[-1]
+
+
+def knows_current(chain: Sequence[str], room: str, since: int) -> str:
+    """A mind that keeps its belief against any claim because it knows it is current: everyone
+    of the chain has been in the object's room since step `since` (0-based) and the innermost
+    would have seen any change (SEMANTICS.md, 2026-11-27)."""
+    people = list(dict.fromkeys(chain))
+    return "".join(f"{p} thinks " for p in chain[:-1]) + \
+        f"{chain[-1]} ignores it: {names(people)} {'has' if len(people) == 1 else 'have'} " \
+        f"been in {the(room)} since step {since + 1}, so {chain[-1]} would have seen any change"
+
+
 def sentence(body: str) -> str:
     return body[0].upper() + body[1:] + "."
 
@@ -226,29 +240,20 @@ class StoryTracer:
             self._texts[key] = text
         return text
 
-    def _ignored(self, chain: tuple, fact: tuple) -> set[int]:
-        """Steps where the chain heard a claim about where the object is and kept its own,
-        different belief: it could tell the speaker's news was out of date."""
+    def _ignored(self, chain: tuple, fact: tuple) -> dict[int, str]:
+        """{step: sentence} where the chain heard a claim about where the object is and kept
+        its own, different belief: it could tell the speaker's news was out of date, or it
+        knew its own value was current."""
         if fact[0] != "loc":
-            return set()
+            return {}
         key = ("ignored", chain, fact)
-        if key in self._memo:
-            return self._memo[key]
-        out = self._memo[key] = set()
-        for i, a in enumerate(self.actions):
-            t = a.topic
-            if t is None or t.is_abstract or t.entity != fact[1]:
-                continue
-            before, _ = self.rooms[i]
-            heard = {a.person, a.listener} if a.type == PRIVATE else {
-                x for x, r in before.items() if r is not None and r == before.get(a.person)}
-            if chain[0] not in self.tracker.observers[i] or not heard.issuperset(chain[1:]):
-                continue
-            old = _value(self.snapshots[i - 1], chain, fact) if i else None
-            new = _value(self.snapshots[i], chain, fact)
-            prop = 1 if t.property == CONTAINER_LOCATION else 0
-            if new == old and (old is None or old[prop] != t.value):
-                out.add(i)
+        out = self._memo.get(key)
+        if out is None:
+            out = self._memo[key] = {}
+            for (i, c, obj), why in self.tracker.kept.items():
+                if c == chain and obj == fact[1]:
+                    out[i] = sentence(ignores(chain, self.actions[i].person) if why[0] == "stale"
+                                      else knows_current(chain, why[1], why[2]))
         return out
 
     def _changes(self, chain: tuple, fact: tuple) -> dict[int, Any]:
@@ -299,7 +304,7 @@ class StoryTracer:
         memory = q["kind"] in ("memory_beginning", "memory_before")
         upto = q["before_action"] if q["kind"] == "memory_before" else len(self.actions)
         changes = [self._changes(lv, fact) for lv in levels]
-        ignored = [self._ignored(lv, fact) if lv else set() for lv in levels]
+        ignored = [self._ignored(lv, fact) if lv else {} for lv in levels]
         steps = sorted({i for ch in changes + ignored for i in ch if i < upto}
                        | ({upto} if upto in self.places.get(fact[1], {}) else set()))
         lines = []
@@ -307,7 +312,7 @@ class StoryTracer:
             claims = []
             for k, ch in enumerate(changes):
                 if i in ignored[k]:
-                    claims.append(sentence(ignores(levels[k], self.actions[i].person)))
+                    claims.append(ignored[k][i])
                 if i not in ch or (k == 0 and view):
                     continue  # a belief's trace leaves the world's new value to the step's text
                 if k == 0 and fact[0] == "loc":
@@ -348,4 +353,4 @@ def story_traces(actions: Sequence[Action], questions: Iterable[dict[str, Any]],
 
 __all__ = ["StoryTracer", "story_traces", "status", "question_view", "view_people", "claim",
            "value_phrase", "unknown_phrase", "place_phrase", "conclusion", "answer_of",
-           "STATUSES"]
+           "ignores", "knows_current", "STATUSES"]

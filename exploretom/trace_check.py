@@ -12,13 +12,15 @@ a derivation that two implementations of the rules agree on, step by step.
 """
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from typing import Any, Iterable, Sequence
 
 from exploretom.render import short_clause, the
 from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
                               MOVE_ROOM, PRIVATE, UPDATE_STATE, Action)
-from exploretom.trace import STATUSES, answer_of, question_view, status, view_people
+from exploretom.trace import (STATUSES, answer_of, knows_current, question_view, status,
+                              view_people)
 
 OPEN = ""  # the container value of an object lying in the open
 Chain = tuple
@@ -39,6 +41,10 @@ class Replay:
     for news it cannot date, the step of the message. Facts: ("loc", obj) -> (room, container)
     (room None: unknown; container OPEN: in the open, None: unknown), ("state", obj, type) ->
     value, ("knows", person, topic) -> True.
+
+    seen[(chain, obj)] = (room, step, container seen): the last step at which the chain saw where
+    the object is. Whether it still knows that is current is read off the story at the message
+    (`watching`): where everyone was after each step since, and who was distracted.
     """
 
     def __init__(self, actions: Sequence[Action], max_order: int) -> None:
@@ -59,6 +65,10 @@ class Replay:
         self._readers: dict[tuple, _Reader] = {}
         self.checked: dict[tuple, Any] = {}  # check_trace's verdicts: value derived
         self.ignored: set[tuple] = set()  # (chain, object, step): a stale claim it kept out
+        self.seen: dict[tuple, tuple] = {}
+        # (chain, object, step) -> (room, since): a claim kept out by a mind that knew its own
+        # value was current
+        self.kept_current: dict[tuple, tuple] = {}
         for i, a in enumerate(self.actions):
             before = dict(self.room)
             self.people.update(a.people())
@@ -95,7 +105,7 @@ class Replay:
             if self.visible[(obj, st)] and ("state", obj, st) in outer:
                 self._of(chain)[("state", obj, st)] = outer[("state", obj, st)]
 
-    def _look_around(self, chain: Chain, room: str) -> None:
+    def _look_around(self, chain: Chain, room: str, i: int) -> None:
         outer = self.beliefs.get(chain[:-1], {})
         mine = self._of(chain)
         for obj in self.world_places:
@@ -103,8 +113,32 @@ class Replay:
             if seen is not None and seen[0] == (room, OPEN):
                 mine[("loc", obj)] = seen
                 self._see(chain, obj)
+                # Seen for certain only if the mind one level out is sure it lies there now.
+                if len(chain) == 1 or self.watching(chain[:-1], obj, i):
+                    self.seen[(chain, obj)] = (room, i, True)
+                else:
+                    self.seen.pop((chain, obj), None)
             elif had is not None and had[0] == (room, OPEN):  # expected it here; it is gone
                 mine[("loc", obj)] = ((None, None), (seen or had)[1])
+                self.seen.pop((chain, obj), None)
+
+    def watching(self, chain: Chain, obj: str, i: int) -> tuple | None:
+        """The chain's sighting of the object, if at step i it knows it is still current: every
+        person of the chain has stayed in the room where it was seen (after each step since,
+        and now) and the outermost one, whose belief it is, was never distracted since."""
+        rec = self.seen.get((chain, obj))
+        if rec is None:
+            return None
+        room, since = rec[0], rec[1]
+        for k in range(since, i):
+            after = self.presence[k][1]
+            if any(after.get(p) != room for p in chain):
+                return None
+        if any(self.room.get(p) != room for p in chain):
+            return None
+        if any(chain[0] in self.actions[k].distracted for k in range(since + 1, i)):
+            return None
+        return rec
 
     # -------------------------------------------------------------- actions
     def _apply(self, a: Action, i: int) -> None:
@@ -115,7 +149,7 @@ class Replay:
             room[a.person] = a.room
             for c in self._learners((w | peek) - dist, w):
                 if a.person in c:
-                    self._look_around(c, a.room)
+                    self._look_around(c, a.room, i)
         elif a.type == LEAVE:
             room[a.person] = None
         elif a.type == MOVE_CONTAINER:
@@ -127,6 +161,7 @@ class Replay:
             for c in self._learners((w | peek) - dist, w):
                 self._see(c, a.object)
                 self._of(c)[("loc", a.object)] = (loc, i)
+                self.seen[(c, a.object)] = (here, i, True)
         elif a.type == MOVE_ROOM:
             here = room[a.person]
             if ("loc", a.object) not in self.beliefs[()]:
@@ -135,6 +170,7 @@ class Replay:
             for c in self._learners(w, w):  # they see it carried out, not where to
                 self._see(c, a.object)
                 self._of(c)[("loc", a.object)] = ((None, OPEN), i)
+                self.seen.pop((c, a.object), None)
             room[a.person] = a.room
             loc = (a.room, OPEN)
             self._place(a.object, loc, i)
@@ -142,8 +178,9 @@ class Replay:
             for c in self._learners(w, w):
                 self._see(c, a.object)
                 self._of(c)[("loc", a.object)] = (loc, i)
+                self.seen[(c, a.object)] = (a.room, i, True)
                 if a.person in c:
-                    self._look_around(c, a.room)
+                    self._look_around(c, a.room, i)
         elif a.type == UPDATE_STATE:
             here = room[a.person]
             was = self.beliefs[()].get(("loc", a.object))
@@ -163,7 +200,9 @@ class Replay:
             for c in self._learners((w | peek) - dist, w):
                 self._see(c, a.object)
                 self._of(c)[key] = (a.state_value, i)
-                self._of(c)[("loc", a.object)] = (true if c == (a.person,) else seen, i)
+                handled = c == (a.person,)
+                self._of(c)[("loc", a.object)] = (true if handled else seen, i)
+                self.seen[(c, a.object)] = (here, i, handled or seen[1] is not None)
         elif a.type in (PRIVATE, BROADCAST):
             s = a.person
             w = {s, a.listener} if a.type == PRIVATE else self._here(room[s])
@@ -195,6 +234,13 @@ class Replay:
             if holds(model) and cur is not None and cur[1] > model[1]:
                 self.ignored.add((c, obj, i))
                 return
+        # What a mind knows to be current wins over any message (SEMANTICS.md, 2026-11-27): it
+        # would have seen the room change, and the container too if it saw that.
+        rec = self.watching(c, obj, i) if c[-1] != s else None
+        if rec is not None and (prop != CONTAINER_LOCATION or rec[2]
+                                or self.container_room[value] != rec[0]):
+            self.kept_current[(c, obj, i)] = (rec[0], rec[1])
+            return
         source = self.beliefs.get((s,) if c[0] == s else (c[0], s), {}).get(key)
         date = source[1] if holds(source) else i
         if prop == CONTAINER_LOCATION:
@@ -205,6 +251,9 @@ class Replay:
                 bool(cont) and self.container_room.get(cont) == value)
             new = (value, cont if same_room else None)
         mine[key] = (new, date)
+        old = self.seen.pop((c, obj), None)
+        if old is not None and old[0] == new[0]:  # still watching the room, not the container
+            self.seen[(c, obj)] = (old[0], old[1], False)
 
     # -------------------------------------------------------------- reading
     def value(self, step: int, chain: Chain, fact: tuple) -> Any:
@@ -375,9 +424,27 @@ def _read_step(line: str, replay: Replay, reader: _Reader, fact: tuple, names: t
             pickups.append(reader.place(s[len(first):]))
         elif fact[0] == "loc" and s.endswith(stale):
             claims.append((reader.chain(s[:-len(stale)]), "ignores it"))
+        elif fact[0] == "loc" and " ignores it: " in s:
+            claims.append(_read_current(s, reader, i))
         else:
             claims.append(reader.claim("now " + s[4:] if s.startswith("Now ") else s))
     return i, statuses, pickups, claims
+
+
+_CURRENT = re.compile(r"(.+) ignores it: .+ (?:has|have) been in (.+) since step (\d+), so "
+                      r".+ would have seen any change")
+
+
+def _read_current(s: str, reader: _Reader, i: int) -> tuple[Chain, tuple]:
+    """(chain, ("current", room, since)) of 'Anne ignores it: Anne has been in the kitchen since
+    step 5, so Anne would have seen any change' (exploretom.trace.knows_current)."""
+    m = _CURRENT.fullmatch(s)
+    if m is None or m.group(2) not in reader.rooms:
+        raise TraceError(f"step {i + 1}: cannot read {s!r}")
+    chain, room, since = reader.chain(m.group(1)), reader.rooms[m.group(2)], int(m.group(3)) - 1
+    if s != knows_current(chain, room, since):
+        raise TraceError(f"step {i + 1}: cannot read {s!r}")
+    return chain, ("current", room, since)
 
 
 def read_trace(trace: str, replay: Replay, q: dict[str, Any]) -> dict[str, Any]:
@@ -426,7 +493,7 @@ def _expected_steps(replay: Replay, q: dict[str, Any], view: Chain, fact: tuple)
     places = replay.world_places.get(fact[1], {}) if fact[0] == "loc" else {}
     changes = [replay.changes(lv, fact) for lv in levels]
     out = []
-    stale = {i for lv, obj, i in replay.ignored
+    stale = {i for lv, obj, i in (*replay.ignored, *replay.kept_current)
              if fact[0] == "loc" and lv in levels and obj == fact[1]}
     for i in sorted({i for ch in changes for i in ch} | set(places) | stale):
         if i > upto:
@@ -438,6 +505,8 @@ def _expected_steps(replay: Replay, q: dict[str, Any], view: Chain, fact: tuple)
         if i in stale:
             claims += [(lv, "ignores it") for lv in levels[1:]
                        if (lv, fact[1], i) in replay.ignored]
+            claims += [(lv, ("current",) + replay.kept_current[(lv, fact[1], i)])
+                       for lv in levels[1:] if (lv, fact[1], i) in replay.kept_current]
         pickups = places.get(i, [])[:-1] if not view else []
         if not claims and not pickups and not (view and i in changes[0]):
             continue

@@ -15,9 +15,21 @@ Each chain maps facts to `(value, ts)`:
 
 `ts` dates a belief as its holder can: the index of the action whose world change it saw, or,
 for news from a message it cannot date, of the message. It decides which information wins: a
-mind ignores a world-state message only when it can tell the message is stale (its model of the
-speaker's belief already holds the claim and its own belief is newer); otherwise the latest
-message wins (docs/exploretom-semantics.md).
+mind ignores a world-state message when it can tell the message is stale (its model of the
+speaker's belief already holds the claim and its own belief is newer), or when it knows its own
+value is current (below); otherwise the latest message wins (docs/exploretom-semantics.md).
+
+What a mind knows to be current (SEMANTICS.md, 2026-11-27): `watch[(chain, obj)] = (room, j,
+container_known)` records that `chain` last saw where the object is at action j, in `room`. The
+chain knows that value is current while everyone of the chain has been in that room since j
+(`arrived[p] <= j`: entered it at j or before, never left) and its outermost person, whose
+knowledge it is, has not been distracted since (nobody sees another's distraction). Then any
+change would have been observed: a message that contradicts the room (or, when the chain saw
+the container too, the container) is ignored. A person always knows which room they are in: a
+message never changes her own belief about her room (a model of her, "Dave thinks Anne thinks
+she is in ...", follows what the mind one level out believes of her room); and a chain whose
+people have all been in one room since the last of them came in, the outermost never
+distracted, knows who is in that room. A person's word on her own room is current when said.
 
 Who learns what: an action has witnesses W (the people in the actor's room; for private
 communication the speaker and listener), secret peekers K and distracted witnesses D.
@@ -79,6 +91,12 @@ class Tracker:
         self.observers: list[frozenset[str]] = []
         self.left_containers: list[str] = []
         self.action_rooms: list[str] = []
+        self.arrived: dict[str, int] = {}  # person -> index of the action that put them in
+        #                                    their current room
+        self.distracted_at: dict[str, int] = {}  # person -> last action they were distracted in
+        self.watch: dict[tuple[Chain, str], tuple] = {}  # (chain, obj) -> (room, j, container?)
+        # Messages a chain ignored: (index, chain, object) -> ("stale",) or ("current", room, j)
+        self.kept: dict[tuple[int, Chain, str], tuple] = {}
 
     # ------------------------------------------------------------------ reading
     def copy(self) -> "Tracker":
@@ -94,6 +112,8 @@ class Tracker:
         t.loc_history = {o: list(h) for o, h in self.loc_history.items()}
         t.actions, t.observers = list(self.actions), list(self.observers)
         t.left_containers, t.action_rooms = list(self.left_containers), list(self.action_rooms)
+        t.arrived, t.distracted_at = dict(self.arrived), dict(self.distracted_at)
+        t.watch, t.kept = dict(self.watch), dict(self.kept)
         return t
 
     def belief(self, chain: Iterable[str], fact: Fact):
@@ -133,6 +153,8 @@ class Tracker:
                 del self.person_room[p]
             del self.people[known:]
             raise
+        for p in action.distracted:
+            self.distracted_at[p] = i
         self.actions.append(action)
 
     def apply_all(self, actions: Iterable[Action]) -> "Tracker":
@@ -216,23 +238,60 @@ class Tracker:
                         mine = self._mine(chain)
                     mine[("state", obj, st)] = entry
 
-    def _look_around(self, chain: Chain, room: str) -> None:
+    def _look_around(self, chain: Chain, room: str, i: int) -> None:
         """An entrance seen by `chain`: objects its prefix believes lie in the open in `room`
         are seen there; an object `chain` believed lying there but which is not: room unknown.
-        Contents of containers are not visible, so beliefs about them stay."""
-        prefix = self.beliefs.get(chain[:-1], {})
+        Contents of containers are not visible, so beliefs about them stay. What is seen is
+        known to be current when the prefix knows it is (the world always does)."""
+        outer = chain[:-1]
+        prefix = self.beliefs.get(outer, {})
         mine = self._mine(chain)
         here = (room, OPEN)
+        watch = self.watch
         for obj in self.objects:
             key = ("loc", obj)
             seen = prefix.get(key)
             if seen is not None and seen[0] == here:
                 mine[key] = seen
                 self._see(chain, obj)
+                if not outer or self._current(outer, obj) is not None:
+                    watch[(chain, obj)] = (room, i, True)
+                else:
+                    watch.pop((chain, obj), None)
             else:
                 cur = mine.get(key)
                 if cur is not None and cur[0] == here:
                     mine[key] = ((None, None), seen[1] if seen else cur[1])
+                    watch.pop((chain, obj), None)
+
+    def _current(self, chain: Chain, obj: str) -> tuple | None:
+        """`chain`'s watch on `obj` (room, j, container seen) if it knows its value is current:
+        everyone of the chain in that room since action j, the outermost not distracted since."""
+        w = self.watch.get((chain, obj))
+        if w is None:
+            return None
+        room, j = w[0], w[1]
+        where, arrived = self.person_room, self.arrived
+        for p in chain:
+            if where.get(p) != room or arrived[p] > j:
+                return None
+        if self.distracted_at.get(chain[0], -1) > j:
+            return None
+        return w
+
+    def _room_in_view(self, chain: Chain) -> str | None:
+        """The room whose people `chain` knows: everyone of the chain has been in it since the
+        last of them came in, the outermost never distracted since (None otherwise)."""
+        where = self.person_room
+        room = where.get(chain[0])
+        if room is None:
+            return None
+        since = -1
+        for p in chain:
+            if where.get(p) != room:
+                return None
+            since = max(since, self.arrived[p])
+        return room if self.distracted_at.get(chain[0], -1) < since else None
 
     def _record(self, a: Action, observers: Iterable[str], room: str = "", left: str = "") -> None:
         self.observers.append(frozenset(observers))
@@ -252,6 +311,7 @@ class Tracker:
             for c in self._chains((old_w | peek) - dist, old_w):
                 self._mine(c)[("at", p)] = (Away(old), i)
         self.person_room[p] = room
+        self.arrived[p] = i
         self.beliefs[()][("at", p)] = (room, i)
         observers = (new_w | peek) - dist
         for c in self._chains(observers, new_w):
@@ -259,7 +319,7 @@ class Tracker:
             for x in new_w:
                 mine[("at", x)] = (room, i)
             if p in c:
-                self._look_around(c, room)
+                self._look_around(c, room, i)
         self._record(a, observers | (old_w - dist), room)
 
     def _leave(self, a: Action, i: int) -> None:
@@ -292,9 +352,11 @@ class Tracker:
         loc = (room, a.container)
         self._set_world_loc(a.object, loc, i)
         observers = (w | peek) - dist
+        watched = (room, i, True)
         for c in self._chains(observers, w):
             self._see(c, a.object)
             self._mine(c)[("loc", a.object)] = (loc, i)
+            self.watch[(c, a.object)] = watched
         self._record(a, observers, room)
 
     def _move_room(self, a: Action, i: int) -> None:
@@ -315,20 +377,24 @@ class Tracker:
             mine = self._mine(c)
             mine[("at", p)] = (Away(room), i)
             mine[("loc", a.object)] = ((None, OPEN), i)
+            self.watch.pop((c, a.object), None)
         self.person_room[p] = dest
+        self.arrived[p] = i
         self.beliefs[()][("at", p)] = (dest, i)
         loc = (dest, OPEN)
         self._set_world_loc(a.object, loc, i)
         # Arrival: the people in the destination see the actor come in carrying the object.
         new_w = set(self.people_in(dest))
+        watched = (dest, i, True)
         for c in self._chains(new_w, new_w):
             self._see(c, a.object)
             mine = self._mine(c)
             mine[("loc", a.object)] = (loc, i)
+            self.watch[(c, a.object)] = watched
             for x in new_w:
                 mine[("at", x)] = (dest, i)
             if p in c:
-                self._look_around(c, dest)
+                self._look_around(c, dest, i)
         self._record(a, old_w | new_w, room, left)
 
     def _update_state(self, a: Action, i: int) -> None:
@@ -356,11 +422,14 @@ class Tracker:
         # actor alone knows which container it came from and went back to.
         seen_loc = true_loc if true_loc[1] == OPEN else (room, None)
         actor = (a.person,)
+        # What was seen is watched from here: the room, and the container when it was seen.
+        watched = (room, i, seen_loc[1] is not None)
         for c in self._chains(observers, w):
             self._see(c, a.object)
             mine = self._mine(c)
             mine[key] = (a.state_value, i)
             mine[("loc", a.object)] = (true_loc if c == actor else seen_loc, i)
+            self.watch[(c, a.object)] = (room, i, True) if c == actor else watched
         self._record(a, observers, room)
 
     def _communicate(self, a: Action, i: int) -> None:
@@ -452,24 +521,60 @@ class Tracker:
                i: int) -> None:
         """`chain` hears `speaker` claim that `key`'s `prop` is `value` (SEMANTICS.md, which
         information wins): adopted unless the chain can tell the claim is stale, i.e. its own
-        model of the speaker's belief already holds `value` and its own belief is newer. Among
-        claims it cannot judge, the latest wins. Only timestamps the chain itself holds are
-        compared: its own belief's and that of its model of the speaker."""
+        model of the speaker's belief already holds `value` and its own belief is newer, or
+        unless it knows its own value is current (2026-11-27: it saw it and has been where any
+        change would have been seen since; a person always knows which room they are in).
+        Among claims it cannot judge, the latest wins. Only timestamps the chain itself holds
+        are compared: its own belief's and that of its model of the speaker."""
         mine = self._mine(chain)
         cur = mine.get(key)
+        receiver = chain[-1] != speaker
+        person = key[0] == "at"
+        if person and receiver and chain[-1] == key[1]:
+            # A person always knows which room they are in: her own belief stays; a model of
+            # her believes she knows what the mind one level out believes of her room.
+            if len(chain) > 1:
+                outer = self.beliefs.get(chain[:-1], {}).get(key)
+                if outer is not None:
+                    mine[key] = outer
+            return
         if cur is not None and _holds(cur[0], prop, value):
             return  # nothing new for this mind
-        if chain[-1] != speaker and len(chain) < self.depth:
+        if person and speaker == key[1]:
+            mine[key] = (value, i)  # her word on where she is: current when she says it
+            return
+        if receiver and len(chain) < self.depth:
             model = self.beliefs.get(chain + (speaker,), {}).get(key)
             if (model is not None and _holds(model[0], prop, value) and cur is not None
                     and cur[1] > model[1]):
+                if not person:
+                    self.kept[(i, chain, key[1])] = ("stale",)
                 return  # it knows what the speaker saw, and has seen something newer since
+        if receiver:
+            if person:  # it sees who is in its room: a claim that contradicts that is ignored
+                room = self._room_in_view(chain)
+                if room is not None and (self.person_room.get(key[1]) == room) != (value == room):
+                    return
+            else:
+                w = self._current(chain, key[1])
+                if w is not None and (prop == ROOM_LOCATION or w[2]
+                                      or self.container_room[value] != w[0]):
+                    self.kept[(i, chain, key[1])] = ("current", w[0], w[1])
+                    return  # it would have seen any change since it saw the value
         # Dates in a chain are its outermost person's: how old that person knows the speaker's
         # information to be, else the message's own index (news it cannot date).
         source = self.beliefs.get((speaker,) if chain[0] == speaker else (chain[0], speaker),
                                   {}).get(key)
         ts = source[1] if source is not None and _holds(source[0], prop, value) else i
-        mine[key] = (self._claimed(key, prop, value, cur), ts)
+        new = self._claimed(key, prop, value, cur)
+        mine[key] = (new, ts)
+        if not person:
+            w = self.watch.get((chain, key[1]))
+            if w is not None:  # news: the room may still be watched, the container is not
+                if w[0] == new[0]:
+                    self.watch[(chain, key[1])] = (w[0], w[1], False)
+                else:
+                    del self.watch[(chain, key[1])]
 
     def _claimed(self, key: Fact, prop: str, value: str, cur: tuple | None):
         """The belief a claim leaves: a room message keeps a container belief that agrees."""

@@ -601,19 +601,34 @@ def test_a_message_the_receiver_cannot_date_wins_even_over_what_it_saw():
                        "apple?") == "box"
 
 
-def test_news_from_someone_whose_distraction_nobody_saw_is_adopted():
+def test_news_from_someone_whose_distraction_nobody_saw():
     # Carl watched Anne move the apple from the box to the basket and did not notice that Beth
-    # was distracted. When Beth says "box", Carl's model of her says "basket", not "box": by the
-    # rule of 2026-11-25 he cannot tell her news is stale, so it wins. (The same holds for Anne,
-    # who moved the apple herself: a consequence of the rule, recorded in
-    # docs/exploretom-semantics.md; the watcher property of test_properties.py excludes it.)
-    out = labels(enter("Anne", "kitchen"), enter("Beth", "kitchen"), enter("Carl", "kitchen"),
-                 put("Anne", "apple", "box"), put("Anne", "apple", "basket", distracted=["Beth"]),
-                 announce("Beth", ("apple", "container_location", "box")))
-    assert answer(out, "In which container will Carl search for the apple?") == "box"
-    assert answer(out, "In which container will Anne search for the apple?") == "box"
+    # was distracted. When Beth says "box", Carl's model of her says "basket", not "box": he
+    # cannot tell her news is stale. But Carl and Anne have been in the kitchen since the move
+    # and would have seen any change: they know "basket" is current and keep it (2026-11-27; by
+    # the rule of 2026-11-25 alone both adopted "box").
+    actions = [enter("Anne", "kitchen"), enter("Beth", "kitchen"), enter("Carl", "kitchen"),
+               put("Anne", "apple", "box"), put("Anne", "apple", "basket", distracted=["Beth"])]
+    box = announce("Beth", ("apple", "container_location", "box"))
+    out = labels(*actions, box)
+    for person in ("Carl", "Anne"):
+        q = ask(out, f"In which container will {person} search for the apple?")
+        assert q["answer"] == "basket" and not q["false_belief"]
     assert answer(out, "In which container will Beth search for the apple?") == "box"
     assert answer(out, "In which container is the apple now?") == "basket"
+    # Beth said "box": everyone now knows that is what she believes.
+    assert answer(out, "In which container does Anne think that Beth will search for the "
+                       "apple?") == "box"
+    # Carl saw Anne stay: he thinks she keeps "basket".
+    assert answer(out, "In which container does Carl think that Anne will search for the "
+                       "apple?") == "basket"
+    # Had Carl stepped out and back in after the move, he could not know the basket is still
+    # current: Beth's news (which he cannot tell is stale) wins for him, not for Anne.
+    out = labels(*actions, leave("Carl", "kitchen"), enter("Carl", "kitchen"), box)
+    assert answer(out, "In which container will Carl search for the apple?") == "box"
+    assert answer(out, "In which container will Anne search for the apple?") == "basket"
+    assert answer(out, "In which container does Anne think that Carl will search for the "
+                       "apple?") == "box"
 
 
 # --------------------------------------------------------------------------- watching a state update
@@ -718,3 +733,213 @@ def test_a_mind_at_the_highest_asked_order_still_judges_messages():
     assert answer(labels(*actions, max_order=3), q) == "basket"
     assert answer(labels(*actions), "In which container will Beth search for the apple?") \
         == "basket"
+
+
+# --------------------------------------------------------------------------- what a person knows to be current (2026-11-27)
+BOX, BASKET = ("apple", "container_location", "box"), ("apple", "container_location", "basket")
+# Anne entered the kitchen. Carl entered the kitchen. Carl moved the apple to the box.
+# Carl left the kitchen. Anne moved the apple to the basket.
+CARL_SAW_THE_BOX = (enter("Anne", "kitchen"), enter("Carl", "kitchen"), put("Carl", "apple", "box"),
+                    leave("Carl", "kitchen"), put("Anne", "apple", "basket"))
+
+
+def test_a_person_who_knows_her_value_is_current_keeps_it_whoever_relays_older_news():
+    # The issue's story: ... Carl told privately to Dave that the apple is in the box. Dave told
+    # privately to Anne that the apple is in the box. Anne moved it herself and never left.
+    out = labels(*CARL_SAW_THE_BOX, tell("Carl", "Dave", BOX), tell("Dave", "Anne", BOX))
+    q = ask(out, "In which container will Anne search for the apple?")
+    assert q["answer"] == "basket" and not q["false_belief"]
+    assert answer(out, "In which room will Anne search for the apple?") == "kitchen"
+    # Dave and Carl believe "box"; Dave told Anne so and does not know she knows better.
+    assert answer(out, "In which container will Dave search for the apple?") == "box"
+    assert answer(out, "In which container does Dave think that Anne will search for the "
+                       "apple?") == "box"
+    assert answer(out, "In which container does Anne think that Dave will search for the "
+                       "apple?") == "box"
+    # Told by Carl directly she keeps "basket" too (she also knows Carl left before her move).
+    out = labels(*CARL_SAW_THE_BOX, tell("Carl", "Anne", BOX))
+    assert answer(out, "In which container will Anne search for the apple?") == "basket"
+
+
+def test_the_news_wins_again_once_the_receiver_has_left_the_room():
+    # Anne stepped out of the kitchen after her move and came back: the apple is inside the
+    # basket, out of sight, and she cannot know that nobody moved it while she was away.
+    out = labels(*CARL_SAW_THE_BOX, leave("Anne", "kitchen"), enter("Anne", "kitchen"),
+                 tell("Carl", "Dave", BOX), tell("Dave", "Anne", BOX))
+    q = ask(out, "In which container will Anne search for the apple?")
+    assert q["answer"] == "box" and q["false_belief"]
+    # An object lying in the open is seen again on coming back: then she knows again.
+    # Carl entered the garden. Anne entered the garden. Carl moved the apple to the crate. Carl
+    # left the garden. Anne moved the apple to the kitchen. Anne left the kitchen. Anne entered
+    # the kitchen. Carl told privately to Dave that the apple is in the crate. Dave told
+    # privately to Anne that the apple is in the crate.
+    crate = ("apple", "container_location", "crate")
+    out = labels(enter("Carl", "garden"), enter("Anne", "garden"), put("Carl", "apple", "crate"),
+                 leave("Carl", "garden"), carry("Anne", "apple", "kitchen"),
+                 leave("Anne", "kitchen"), enter("Anne", "kitchen"),
+                 tell("Carl", "Dave", crate), tell("Dave", "Anne", crate))
+    q = ask(out, "In which room will Anne search for the apple?")
+    assert q["answer"] == "kitchen" and not q["false_belief"]
+    assert ask(out, "In which container will Anne search for the apple?") is None  # in none
+    assert answer(out, "In which room will Dave search for the apple?") == "garden"
+
+
+def test_the_news_wins_when_the_receiver_was_distracted():
+    # Beth moved the apple back to the box while Anne was distracted; Anne did not see it, so
+    # she cannot know her "basket" is current, and the news (true, this time) wins.
+    out = labels(*CARL_SAW_THE_BOX, enter("Beth", "kitchen"),
+                 put("Beth", "apple", "box", distracted=["Anne"]), leave("Beth", "kitchen"),
+                 tell("Beth", "Dave", BOX), tell("Dave", "Anne", BOX))
+    q = ask(out, "In which container will Anne search for the apple?")
+    assert q["answer"] == "box" and not q["false_belief"]
+    # Any distraction is a break (docs/exploretom-semantics.md): distracted while Beth came in,
+    # Anne cannot know what she missed, so she cannot know "basket" is still current.
+    out = labels(*CARL_SAW_THE_BOX, enter("Beth", "kitchen", distracted=["Anne"]),
+                 tell("Carl", "Dave", BOX), tell("Dave", "Anne", BOX))
+    q = ask(out, "In which container will Anne search for the apple?")
+    assert q["answer"] == "box" and q["false_belief"]
+    # Beth did not notice Anne's distraction: she thinks Anne knows better.
+    out = labels(enter("Beth", "kitchen"), *CARL_SAW_THE_BOX,
+                 enter("Erin", "kitchen", distracted=["Anne"]), tell("Carl", "Dave", BOX),
+                 tell("Dave", "Anne", BOX, peeking=["Beth"]))
+    assert answer(out, "In which container will Anne search for the apple?") == "box"
+    assert answer(out, "In which container does Beth think that Anne will search for the "
+                       "apple?") == "basket"
+
+
+def test_watching_the_room_but_not_the_container():
+    # Anne watched Beth peel the apple in the kitchen, not knowing which container Beth had put
+    # it in, and stayed. She knows it is in the kitchen: news that it is in the garden (or in
+    # the garden's crate) is out of date for her. News of a container in the kitchen she cannot
+    # judge, and adopts.
+    # Dave entered the garden. Dave moved the apple to the crate. Dave left the garden. Beth
+    # entered the garden. Beth moved the apple to the kitchen. Beth moved the apple to the box.
+    # Anne entered the kitchen. Beth peeled the apple. ...
+    actions = (enter("Dave", "garden"), put("Dave", "apple", "crate"), leave("Dave", "garden"),
+               enter("Beth", "garden"), carry("Beth", "apple", "kitchen"),
+               put("Beth", "apple", "box"), enter("Anne", "kitchen"), peel("Beth"))
+    out = labels(*actions, tell("Dave", "Anne", ("apple", "room_location", "garden")),
+                 tell("Dave", "Anne", ("apple", "container_location", "crate")))
+    q = ask(out, "In which room will Anne search for the apple?")
+    assert q["answer"] == "kitchen" and not q["false_belief"]
+    assert ask(out, "In which container will Anne search for the apple?") is None
+    out = labels(*actions, tell("Beth", "Anne", BOX))
+    assert answer(out, "In which container will Anne search for the apple?") == "box"
+
+
+def test_a_model_of_a_person_who_stayed_keeps_her_value():
+    # Beth stayed in the kitchen and saw Anne move the apple and stay. Over the phone Dave passes
+    # on Carl's "box" to Anne; Beth overhears it. Beth knows Anne knows better.
+    actions = (enter("Beth", "kitchen"), *CARL_SAW_THE_BOX, tell("Carl", "Dave", BOX))
+    out = labels(*actions, tell("Dave", "Anne", BOX, peeking=["Beth"]))
+    assert answer(out, "In which container will Beth search for the apple?") == "basket"
+    q = ask(out, "In which container does Beth think that Anne will search for the apple?")
+    assert q["answer"] == "basket" and not q["false_belief"]
+    assert answer(out, "In which container does Anne think that Beth will search for the "
+                       "apple?") == "basket"
+    # Anne stepped out and back in front of Beth: for both, the news wins.
+    out = labels(*actions, leave("Anne", "kitchen"), enter("Anne", "kitchen"),
+                 tell("Dave", "Anne", BOX, peeking=["Beth"]))
+    assert answer(out, "In which container will Anne search for the apple?") == "box"
+    assert answer(out, "In which container does Beth think that Anne will search for the "
+                       "apple?") == "box"
+    assert answer(out, "In which container will Beth search for the apple?") == "basket"
+    # Beth stepped out and back: she did not see Anne stay, nor whether the apple moved while
+    # she was out. The news wins for Beth and for her model of Anne; Anne keeps "basket".
+    out = labels(*actions, leave("Beth", "kitchen"), enter("Beth", "kitchen"),
+                 tell("Dave", "Anne", BOX, peeking=["Beth"]))
+    assert answer(out, "In which container will Anne search for the apple?") == "basket"
+    assert answer(out, "In which container will Beth search for the apple?") == "box"
+    assert answer(out, "In which container does Beth think that Anne will search for the "
+                       "apple?") == "box"
+    # Beth did not hear the message: her model of Anne has nothing to change.
+    out = labels(*actions, leave("Beth", "kitchen"), tell("Dave", "Anne", BOX))
+    assert answer(out, "In which container does Beth think that Anne will search for the "
+                       "apple?") == "basket"
+
+
+def test_what_everyone_in_the_room_knows_to_be_current_holds_at_every_order():
+    # Dave entered the kitchen. Dave moved the apple to the box. Dave left the kitchen. Anne,
+    # Beth and Carl entered the kitchen. Anne moved the apple to the basket. Dave told privately
+    # to Erin that the apple is in the box. Erin entered the kitchen. Erin told out loud that
+    # the apple is in the box.
+    actions = (enter("Dave", "kitchen"), put("Dave", "apple", "box"), leave("Dave", "kitchen"),
+               enter("Anne", "kitchen"), enter("Beth", "kitchen"), enter("Carl", "kitchen"),
+               put("Anne", "apple", "basket"), tell("Dave", "Erin", BOX),
+               enter("Erin", "kitchen"), announce("Erin", BOX))
+    for max_order in (2, 3, 4):
+        out = labels(*actions, max_order=max_order)
+        assert answer(out, "In which container will Beth search for the apple?") == "basket"
+        assert answer(out, "In which container does Beth think that Anne will search for the "
+                           "apple?") == "basket"
+        assert answer(out, "In which container will Erin search for the apple?") == "box"
+        assert answer(out, "In which container does Anne think that Erin will search for the "
+                           "apple?") == "box"
+        # Erin does not know Anne moved it: she thinks Anne now believes her.
+        assert answer(out, "In which container does Erin think that Anne will search for the "
+                           "apple?") == "box"
+    out = labels(*actions, max_order=4)
+    assert answer(out, "In which container does Carl think that Beth thinks that Anne will "
+                       "search for the apple?") == "basket"
+    assert answer(out, "In which container does Carl think that Beth thinks that Anne thinks "
+                       "that Carl will search for the apple?") == "basket"
+    assert answer(out, "In which container does Anne think that Beth thinks that Erin will "
+                       "search for the apple?") == "box"
+
+
+def test_a_person_always_knows_which_room_she_is_in():
+    # The issue's story: Anne entered the kitchen. George entered the kitchen. George left the
+    # kitchen. George told privately to Dave that Anne is in the kitchen. Anne left the kitchen.
+    # Anne entered the bedroom. Dave told privately to Anne that Anne is in the kitchen. Anne
+    # told privately to Beth that Anne is in the bedroom. (It used to be rejected: "Anne
+    # believes Anne is in the kitchen".)
+    in_kitchen, in_bedroom = ("Anne", "room_location", "kitchen"), ("Anne", "room_location", "bedroom")
+    actions = [enter("Anne", "kitchen"), enter("George", "kitchen"), leave("George", "kitchen"),
+               tell("George", "Dave", in_kitchen), leave("Anne", "kitchen"),
+               enter("Anne", "bedroom"), tell("Dave", "Anne", in_kitchen)]
+    out = labels(*actions, tell("Anne", "Beth", in_bedroom))
+    assert out["text"].splitlines()[-1] == "Anne told privately to Beth that Anne is in the bedroom."
+    t = track(story(*actions, tell("Anne", "Beth", in_bedroom)))
+    assert t.belief(("Anne",), ("at", "Anne")) == "bedroom"
+    assert t.belief(("Beth",), ("at", "Anne")) == "bedroom"
+    assert t.belief(("Dave",), ("at", "Anne")) == "kitchen"
+    # Dave thinks Anne is in the kitchen, and that she knows where she is.
+    assert t.belief(("Dave", "Anne"), ("at", "Anne")) == "kitchen"
+    # Told the same by several people, she still knows.
+    t = track(story(*actions, tell("George", "Anne", in_kitchen),
+                    tell("Dave", "Anne", in_kitchen, peeking=["George"]),
+                    tell("Anne", "George", in_bedroom)))
+    assert t.belief(("Anne",), ("at", "Anne")) == "bedroom"
+    assert t.belief(("George",), ("at", "Anne")) == "bedroom"
+    with pytest.raises(StoryError, match=r"action 8 .*: Anne believes Anne is in the bedroom, "
+                                         r"not in the kitchen$"):
+        track(story(*actions, tell("Anne", "Beth", in_kitchen)))
+
+
+def test_a_persons_word_on_her_own_room_is_current_when_she_says_it():
+    # Beth saw Anne in the bedroom and left; George, who saw Anne in the kitchen later, told
+    # Beth so. Anne, back in the bedroom, tells Beth where she is. Beth's model of Anne still
+    # holds the older "bedroom" and her own "kitchen" is newer, but a person always knows
+    # where she is: Beth believes Anne.
+    t = track(story(enter("Anne", "bedroom"), enter("Beth", "bedroom"), leave("Beth", "bedroom"),
+                    leave("Anne", "bedroom"), enter("Anne", "kitchen"), enter("George", "kitchen"),
+                    leave("George", "kitchen"),
+                    tell("George", "Beth", ("Anne", "room_location", "kitchen")),
+                    leave("Anne", "kitchen"), enter("Anne", "bedroom"),
+                    tell("Anne", "Beth", ("Anne", "room_location", "bedroom"))))
+    assert t.belief(("Beth",), ("at", "Anne")) == "bedroom"
+
+
+def test_people_in_the_same_room_know_who_is_there():
+    # Dave saw Anne in the garden and left; Anne went to the kitchen, where Beth is. Dave tells
+    # Beth that Anne is in the garden: Beth, with Anne in the kitchen, knows better, and may say
+    # where Anne is.
+    actions = [enter("Anne", "garden"), enter("Dave", "garden"), leave("Dave", "garden"),
+               enter("Anne", "kitchen"), enter("Beth", "kitchen"),
+               tell("Dave", "Beth", ("Anne", "room_location", "garden"))]
+    t = track(story(*actions, tell("Beth", "Carl", ("Anne", "room_location", "kitchen"))))
+    assert t.belief(("Beth",), ("at", "Anne")) == "kitchen"
+    assert t.belief(("Carl",), ("at", "Anne")) == "kitchen"
+    # Beth in the hall instead: she cannot tell, and believes Dave.
+    actions[4] = enter("Beth", "hall")
+    assert track(story(*actions)).belief(("Beth",), ("at", "Anne")) == "garden"

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from exploretom.action_sets import ACTION_SETS, Conditions
-from exploretom.build import enter, leave, put, tell, update
+from exploretom.build import announce, carry, enter, leave, put, tell, update
 from exploretom.label import label_story
 from exploretom.questions import generate_questions
 from exploretom.sampler import sample_story
@@ -317,3 +317,154 @@ def test_a_stale_message_that_is_kept_out_is_in_the_trace():
                         "is out of date.\nSo")
     with pytest.raises(TraceError, match="step 6"):
         check_trace(forged, replay, q)
+
+
+# Anne entered the kitchen. Carl entered the kitchen. Carl moved the apple to the box. Carl left
+# the kitchen. Anne moved the apple to the basket. Carl told privately to Dave that the apple is
+# in the box. Dave told privately to Anne that the apple is in the box.
+BOX = ("apple", "container_location", "box")
+RELAYED = (enter("Anne", "kitchen"), enter("Carl", "kitchen"), put("Carl", "apple", "box"),
+           leave("Carl", "kitchen"), put("Anne", "apple", "basket"), tell("Carl", "Dave", BOX),
+           tell("Dave", "Anne", BOX))
+CURRENT = ("Step 7: Dave told privately to Anne that the apple is in the box. Anne heard it. Anne "
+           "ignores it: Anne has been in the kitchen since step 5, so Anne would have seen any "
+           "change.")
+
+
+def test_a_value_known_to_be_current_is_kept_in_the_trace():
+    """SEMANTICS.md 2026-11-27: the trace says why Anne keeps the basket against Dave's news."""
+    st = story(*RELAYED)
+    qs, traces, replay = traced(st)
+    q, tr = find(qs, traces, "In which container will Anne search for the apple?")
+    assert tr == (
+        "Step 3: Carl moved the apple to the box. Anne saw it. Anne thinks the apple is in the "
+        "box in the kitchen.\n"
+        "Step 5: Anne moved the apple to the basket. Anne did it. Anne thinks the apple is in the "
+        "basket in the kitchen.\n" + CURRENT + "\n"
+        "So Anne thinks the apple is in the basket in the kitchen.")
+    assert check_trace(tr, replay, q) == "basket"
+    assert check_story(st.actions, qs, traces) == [q["answer"] for q in qs]
+    kept = " Anne ignores it: Anne has been in the kitchen since step 5, so Anne would have seen any change."
+    forged = [tr.replace(kept, ""),  # the reason left out
+              tr.replace("since step 5", "since step 3"),  # the wrong sighting
+              tr.replace("been in the kitchen", "been in the garden"),
+              tr.replace("Anne has been", "Anne and Carl have been"),
+              tr.replace(kept, " Anne ignores it, knowing Dave's news is out of date.")]
+    for bad in forged:
+        assert bad != tr
+        with pytest.raises(TraceError, match="step 7"):
+            check_trace(bad, replay, q)
+    # Dave has no reason to keep anything: claiming he did fails.
+    q, tr = find(qs, traces, "In which container will Dave search for the apple?")
+    with pytest.raises(TraceError, match="step 7"):
+        check_trace(tr.replace("\nSo", "\nStep 7: Dave told privately to Anne that the apple is "
+                               "in the box. Dave said it. Dave ignores it: Dave has been in the "
+                               "kitchen since step 5, so Dave would have seen any change.\nSo"),
+                    replay, q)
+
+
+def test_a_model_of_a_person_who_stayed_is_kept_in_the_trace():
+    """Beth saw Anne stay and overheard Dave's news: both levels say why they keep the basket."""
+    st = story(enter("Beth", "kitchen"), *RELAYED[:-1],
+               tell("Dave", "Anne", BOX, peeking=["Beth"]))
+    qs, traces, replay = traced(st, 3)
+    q, tr = find(qs, traces, "In which container does Beth think that Anne will search for the "
+                 "apple?")
+    assert q["answer"] == "basket"
+    assert tr.split("\n")[-2] == (
+        "Step 8: Dave told privately to Anne that the apple is in the box. Beth overheard it, "
+        "Anne heard it. Beth ignores it: Beth has been in the kitchen since step 6, so Beth "
+        "would have seen any change. Beth thinks Anne ignores it: Beth and Anne have been in the "
+        "kitchen since step 6, so Anne would have seen any change.")
+    assert check_story(st.actions, qs, traces, 3) == [q["answer"] for q in qs]
+    # Without Beth's own sentence the trace fails: each level that keeps its value says so.
+    with pytest.raises(TraceError, match="step 8"):
+        check_trace(tr.replace(" Beth ignores it: Beth has been in the kitchen since step 6, so "
+                               "Beth would have seen any change.", ""), replay, q)
+
+
+def test_the_semantics_stories_of_current_values_check():
+    """Every question of the test_semantics.py stories of 2026-11-27, orders 0-4."""
+    carl_saw_the_box = RELAYED[:5]
+    peel = update("Beth", "apple", "is peeled", "Beth peeled the apple.", True, "<is_peeled>")
+    stories = [RELAYED,
+               (*carl_saw_the_box, leave("Anne", "kitchen"), enter("Anne", "kitchen"),
+                tell("Carl", "Dave", BOX), tell("Dave", "Anne", BOX)),
+               (enter("Beth", "kitchen"), *carl_saw_the_box,
+                enter("Erin", "kitchen", distracted=["Anne"]), tell("Carl", "Dave", BOX),
+                tell("Dave", "Anne", BOX, peeking=["Beth"])),
+               (enter("Dave", "garden"), put("Dave", "apple", "crate"), leave("Dave", "garden"),
+                enter("Beth", "garden"), carry("Beth", "apple", "kitchen"),
+                put("Beth", "apple", "box"), enter("Anne", "kitchen"), peel,
+                tell("Dave", "Anne", ("apple", "room_location", "garden")),
+                tell("Dave", "Anne", ("apple", "container_location", "crate"))),
+               (enter("Dave", "kitchen"), put("Dave", "apple", "box"), leave("Dave", "kitchen"),
+                enter("Anne", "kitchen"), enter("Beth", "kitchen"), enter("Carl", "kitchen"),
+                put("Anne", "apple", "basket"), tell("Dave", "Erin", BOX),
+                enter("Erin", "kitchen"), announce("Erin", BOX))]
+    kept = 0
+    for actions in stories:
+        st = story(*actions)
+        tracer = StoryTracer(st.actions, 4)
+        qs = generate_questions(tracer.tracker)
+        replay = Replay(st.actions, 4)
+        for q in qs:
+            tr = tracer.trace(q)
+            assert check_trace(tr, replay, q) == q["answer"], q["question"]
+            kept += "would have seen any change" in tr
+    assert kept > 50
+
+
+def message_heavy_story(seed: int, max_order: int, people: int = 4, length: int = 24):
+    """A random valid story with many world-state messages, peekers and distractions (a third
+    of the actions carry a modifier): what the sampler rarely makes."""
+    import dataclasses
+
+    from exploretom.lexicon import sample_context
+    from exploretom.sampler import StorySampler
+    from exploretom.tracker import StoryError, Tracker
+
+    rng = random.Random(seed)
+    ctx = sample_context(rng, people=people, rooms=2)
+    sampler = StorySampler(Conditions("A7", people, 3, 2, length), ctx, rng)
+    weights = {"enter_room": 2, "leave_room": 1, "move_object_container": 2,
+               "move_object_room": 0.5, "update_object_state": 0.7, "info_private": 3,
+               "info_public": 3, "chitchat_private": 0.2}
+    t = Tracker(max_order)
+    for _ in range(length):
+        for _ in range(10):
+            options = sampler.candidates(t, rng.choices(list(weights), list(weights.values()))[0])
+            if not options:
+                continue
+            a = rng.choice(options)
+            if a.type != "move_object_room" and rng.random() < 0.35:
+                w = sampler.witnesses(t, a)
+                who = sorted(w - {a.person}) if rng.random() < 0.5 else []
+                out = sorted(set(ctx.people) - w)
+                if who:
+                    a = dataclasses.replace(a, distracted=(rng.choice(who),))
+                elif out:
+                    a = dataclasses.replace(a, peeking=(rng.choice(out),))
+            try:
+                t.apply(a)
+                break
+            except StoryError:
+                continue
+    return t
+
+
+def test_every_question_of_message_heavy_stories_checks():
+    """Values kept because they are known to be current (or news known to be stale), at orders
+    1 to 4 of the chains tracked: the checker re-derives each, with its own reading of who
+    stayed where."""
+    kept: dict[tuple[str, int], int] = {}
+    for k in range(300):
+        t = message_heavy_story(k, 3)
+        tracer = StoryTracer(t.actions, 3)
+        replay = Replay(t.actions, 3)
+        for (_, chain, _), why in tracer.tracker.kept.items():
+            kept[(why[0], len(chain))] = kept.get((why[0], len(chain)), 0) + 1
+        for q in generate_questions(tracer.tracker):
+            assert check_trace(tracer.trace(q), replay, q) == q["answer"], (k, q["question"])
+    assert all(kept.get(("current", n)) for n in (1, 2, 3, 4)), kept
+    assert kept.get(("stale", 1)) and kept.get(("stale", 2)), kept
