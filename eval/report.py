@@ -197,6 +197,8 @@ def breakdown_sections(runs: Sequence[dict[str, Any]]) -> list[tuple[str, list[s
                  ("mean completion tokens", "mean_completion_tokens")]
         for title, key in extra:
             rows.append([title] + [_cell(e.get(key) if e else None, key) for e in entries])
+        for how in ("tag", "fallback", "unparsed"):
+            rows.append([f"read: {how}"] + [_read_cell(e, how) for e in entries])
         sections.append((display(name), ["metric", *labels], rows))
         keys: list[str] = []
         for m in metrics:
@@ -217,6 +219,15 @@ def breakdown_sections(runs: Sequence[dict[str, Any]]) -> list[tuple[str, list[s
                 table_rows.append([str(value), *cells])
             sections.append((f"{display(name)} {key.replace('_', ' ')}", [key[3:], *labels], table_rows))
     return sections
+
+
+def _read_cell(entry: dict[str, Any] | None, how: str) -> str:
+    """`n (share)` of the replies read that way; older results have no counts."""
+    counts = (entry or {}).get("read")
+    if not isinstance(counts, dict) or not sum(counts.values()):
+        return "–"
+    n = counts.get(how, 0)
+    return f"{n} ({100 * n / sum(counts.values()):.0f}%)"
 
 
 def _cell(value: Any, key: str) -> str:

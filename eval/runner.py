@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from eval.answers.reading import FALLBACK, HOW, NONE, TAG
 from eval.backends.base import Backend, Completion, GenerationConfig
 from eval.benchmarks import get_benchmark
 from eval.benchmarks.base import REPO_ROOT, Benchmark, BenchmarkFormatError, Record, Row, mean, record_for
@@ -261,6 +262,14 @@ def metrics_of(bench: Benchmark, records: list[Record], n: int) -> dict[str, Any
     return _mean_tree(per_sample)
 
 
+def read_counts(records: list[Record]) -> dict[str, Any]:
+    """How the replies were read (eval.answers.reading): by their answer tags, by the fallback
+    for untagged replies, or not at all (`extraction_failed`: scored wrong, counted apart)."""
+    counts = {how: sum(1 for r in records if r.get("read") == how) for how in HOW}
+    return {"read": {"tag": counts[TAG], "fallback": counts[FALLBACK], "unparsed": counts[NONE]},
+            "extraction_failed": counts[NONE]}
+
+
 def summarise(task: Task, run: BenchmarkRun, seconds: float) -> dict[str, Any]:
     bench, config = task.benchmark, task.config
     metrics = metrics_of(bench, run.records, config.n) if run.records else {}
@@ -277,6 +286,7 @@ def summarise(task: Task, run: BenchmarkRun, seconds: float) -> dict[str, Any]:
         "n_cached": run.cached,
         "samples_per_prompt": config.n,
         "format_ok_rate": mean([bool(r["format_ok"]) for r in run.records if "format_ok" in r], empty=None),
+        **read_counts(run.records),
         "mean_completion_tokens": mean(tokens, empty=None),
         "generation": config.as_dict(),
         "data": task.data,

@@ -57,10 +57,13 @@ from __future__ import annotations
 
 from eval.answers.choice import chosen_option
 from eval.answers.extract import check_format, extract_answer
+from eval.answers.reading import Reading, read_answer
 from eval.answers.text import normalize
 from eval.answers.verdict import Verdict, format_reward, is_correct, outcome_reward, score
 
 __all__ = [
+    "Reading",
+    "read_answer",
     "Verdict",
     "check_format",
     "extract_answer",

@@ -122,3 +122,45 @@ def _reads_as_word(following: str) -> bool:
     ("A basket", "I think") rather than an option letter."""
     m = re.match(r"\s*([a-z]+)", following)
     return bool(m) and m.group(1) not in _AFTER_LETTER
+
+
+# a reply that opens with an option label: "B.", "(B)", "B)", "[B]", "B:", "**B**", "Option B:",
+# "Answer: (B)"; the label is followed by the end, a space or a line break
+_OPENING_LABEL = re.compile(
+    r"^[\s*_#>]*(?:(?:the\s+)?(?:final\s+|correct\s+|best\s+)?(?:answer|option|choice)\s*(?:is\s*)?"
+    r"[:：\-]?\s*)?[*_]*(?:[\(\[]([A-Z])[\)\]]|([A-Z])(?:[.):：]|\*\*)|([A-Z])(?=\s*$))"
+    r"[*_]*(?=\s|$)", re.I,
+)
+# another option written as a label inside the reply: "(C)", "C)", "C:", "option C", "answer C"
+_OTHER_LABEL = re.compile(
+    r"(?<![A-Za-z0-9'’])(?:[\(\[]([A-Z])[\)\]]|([A-Z])[):：](?=\s|$)|"
+    r"(?:option|answer|choice)\s+\(?([A-Z])\)?(?![A-Za-z0-9'’]))", re.I,
+)
+_PARAGRAPHS = re.compile(r"\n[ \t]*\n")
+
+
+def read_choice(reply: str, choices: Sequence[str], candidates: Sequence[str] = ()) -> str | None:
+    """The option letter an untagged reply gives, or None. A careful reader's rule: a reply that
+    opens with an option label answers that option, whatever its explanation says, unless it
+    also writes another option as a label (a hedge: "B. ... Or maybe C: ..."); otherwise its
+    first paragraph must name exactly one option, by letter or by the option's text."""
+    if not choices or not reply.strip():
+        return None
+    letters = LETTERS[: len(choices)]
+    text = reply.strip()[: 4 * MAX_ANSWER_CHARS]
+    m = _OPENING_LABEL.match(text)
+    if m:
+        # a label is bracketed, punctuated or alone, so "A basket ..." or "I think ..." (an
+        # article, a pronoun) never opens as one
+        letter = next(g for g in m.groups() if g).upper()
+        if letter not in letters:
+            return None  # "E." on a four-option item: no option a reader could name
+        own = choices[letters.index(letter)]
+        rest = text[m.end():]
+        # the option's own text may hold labels ("A = benzoquinone, B = ..."): skip it
+        if squash(own) and squash(rest[: len(own) + 8]).startswith(squash(own)):
+            rest = rest.lstrip()[len(own):]
+        others = {next(g for g in o.groups() if g).upper() for o in _OTHER_LABEL.finditer(rest)}
+        return letter if not ((others & set(letters)) - {letter}) else None
+    first = _PARAGRAPHS.split(text, maxsplit=1)[0]
+    return chosen_option(first, choices)

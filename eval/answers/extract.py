@@ -47,48 +47,90 @@ def check_format(completion: str) -> bool:
 
 def extract_answer(completion: str, *, fallback: bool = True,
                    choices: Sequence[str] | None = None) -> str | None:
-    """The answer text of a completion (see the `eval.answers` docstring for the rules), or None.
-    `choices` (the options of a multiple-choice question) enables the last fallback: a long
-    untagged reply that starts with an option label."""
-    if not isinstance(completion, str) or not completion:
+    """The answer text of a completion whatever its answer type (see the `eval.answers`
+    docstring for the rules), or None. `choices` (the options of a multiple-choice question)
+    enables the last fallback: a long untagged reply that starts with an option label.
+    `read_answer` is the reading that knows the answer type."""
+    tagged, state = tagged_answer(completion)
+    if tagged is not None or not fallback or state == THINKING:
+        return tagged
+    tail = untagged_reply(completion)
+    marked = marked_answer(tail)
+    if marked is not None:
+        return marked
+    if state == UNCLOSED:
         return None
+    rest = tail.strip()
+    if rest and len(rest) <= SHORT_REPLY_CHARS and _whole_reply_fits(completion):
+        return rest
+    if choices:
+        return _labelled_reply(_after_think(completion), choices)
+    return None
+
+
+# what `tagged_answer` found besides an answer
+TAGGED, THINKING, UNCLOSED, UNTAGGED = "tagged", "thinking", "unclosed", "untagged"
+
+
+def tagged_answer(completion: str) -> tuple[str | None, str]:
+    """The content of the answer blocks after the last `</think>` (several different ones
+    joined by newlines, so the comparison sees several answers), and what was found:
+    `TAGGED`, `THINKING` (a `<think>` never closed: no answer was given), `UNCLOSED` (an
+    `<answer>` never closed) or `UNTAGGED`."""
+    if not isinstance(completion, str) or not completion:
+        return None, UNTAGGED
     low = completion.translate(_ASCII_LOWER)
     close = low.rfind(_THINK_CLOSE)
     if close >= 0:
         start = close + len(_THINK_CLOSE)
     elif low.find(_THINK_OPEN) >= 0 and low.find(_ANSWER_OPEN) < 0:
-        return None  # still thinking when it stopped: no answer was given
+        return None, THINKING  # still thinking when it stopped: no answer was given
     else:
         start = 0
-
     blocks, unclosed = _answer_blocks(completion, low, start)
-    if blocks:
-        distinct: list[str] = []
-        seen: set[str] = set()
-        for b in blocks:
-            key = _block_key(b[:MAX_ANSWER_CHARS + 1])
-            if key not in seen:
-                seen.add(key)
-                distinct.append(b)
-        return _unbox(distinct[0]) if len(distinct) == 1 else "\n".join(distinct)
-    if not fallback:
-        return None
+    if not blocks:
+        return None, UNCLOSED if unclosed is not None else UNTAGGED
+    distinct: list[str] = []
+    seen: set[str] = set()
+    for b in blocks:
+        key = _block_key(b[:MAX_ANSWER_CHARS + 1])
+        if key not in seen:
+            seen.add(key)
+            distinct.append(b)
+    return (_unbox(distinct[0]) if len(distinct) == 1 else "\n".join(distinct)), TAGGED
 
-    tail = completion[max(start, len(completion) - FALLBACK_WINDOW) :]
-    tail = re.sub(r"(?i)</?think>", " ", tail)
-    marked = _last_answer_line(tail)
+
+def _after_think(completion: str) -> str:
+    close = completion.translate(_ASCII_LOWER).rfind(_THINK_CLOSE)
+    return completion[close + len(_THINK_CLOSE):] if close >= 0 else completion
+
+
+def _whole_reply_fits(completion: str) -> bool:
+    return len(_after_think(completion)) <= FALLBACK_WINDOW
+
+
+def untagged_reply(completion: str) -> str:
+    """What an untagged reply says after its reasoning: the text after the last `</think>`,
+    its last `FALLBACK_WINDOW` characters, with stray think tags blanked."""
+    rest = _after_think(completion)
+    return re.sub(r"(?i)</?think>", " ", rest[max(0, len(rest) - FALLBACK_WINDOW):])
+
+
+def marked_answer(reply: str) -> str | None:
+    """An answer the reply marks as such: the last "answer: X" / "the answer is X" line, else the
+    last `\\boxed{X}`, else the text after an unclosed `<answer>`."""
+    marked = _last_answer_line(reply)
     if marked:
         return _unbox(marked)
-    boxed = _last_boxed(tail)
+    boxed = _last_boxed(reply)
     if boxed is not None and boxed.strip():
         return boxed.strip()
-    if unclosed is not None and unclosed.strip():
-        return unclosed.strip()[:MAX_ANSWER_CHARS + 1]
-    rest = tail.strip()
-    if rest and len(rest) <= SHORT_REPLY_CHARS and len(completion) - start <= FALLBACK_WINDOW:
-        return rest
-    if choices and unclosed is None:
-        return _labelled_reply(completion[start:], choices)
+    low = reply.translate(_ASCII_LOWER)
+    a0 = low.rfind(_ANSWER_OPEN)
+    if a0 >= 0 and low.find(_ANSWER_CLOSE, a0) < 0:
+        unclosed = reply[a0 + len(_ANSWER_OPEN):].strip()
+        if unclosed:
+            return unclosed[:MAX_ANSWER_CHARS + 1]
     return None
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from eval.answers.limits import MAX_ANSWER_CHARS
 from eval.answers.text import clean, normalize
 
 
@@ -31,3 +32,17 @@ def is_knowledge(extracted: str, gold: str, choices: list[str]) -> bool:
     if len(g) != 1:
         return False
     return _knowledge_polarities(extracted) == g
+
+
+KNOWS, NOT_KNOWS = "knows about it", "does not know about it"
+_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s|\n")
+
+
+def read_knowledge(reply: str, choices=(), candidates=()) -> str | None:
+    """`knows about it` / `does not know about it` from an untagged reply: what its first
+    sentence that speaks of knowing says, when it says one thing."""
+    for sentence in _FIRST_SENTENCE.split(clean(reply.strip()[:MAX_ANSWER_CHARS])):
+        said = _knowledge_polarities(sentence)
+        if said:
+            return (KNOWS if said == {True} else NOT_KNOWS) if len(said) == 1 else None
+    return None

@@ -3,7 +3,9 @@ list and names no other candidate."""
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
+from eval.answers.limits import MAX_ANSWER_CHARS
 from eval.answers.text import LETTERS, clean, contains_phrase, mentioned_options, normalize
 
 
@@ -44,3 +46,22 @@ def is_short(extracted: str, gold: str, choices: list[str]) -> bool:
             return True
     rest = f" {n} ".replace(f" {g} ", " ", 1).split()
     return all(t in _FILLER for t in rest)
+
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def read_short(reply: str, choices=(), candidates: Sequence[str] = ()) -> str | None:
+    """The candidate an untagged reply names, when the answers are known to be among
+    `candidates` (the places and containers of a story): the first sentence that names any
+    candidate must name exactly one ("Sally will look for the apple in the red_box."); two or
+    more is no answer. Without candidates, None: the caller decides."""
+    if not candidates:
+        return None
+    cands = [c for c in candidates if isinstance(c, str) and normalize(clean(c))]
+    norm = [normalize(clean(c)) for c in cands]
+    for sentence in _SENTENCES.split(clean(reply.strip()[:MAX_ANSWER_CHARS])):
+        named = mentioned_options(normalize(sentence), norm, range(len(norm)))
+        if named:
+            return cands[next(iter(named))] if len(named) == 1 else None
+    return None

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from eval.answers.choice import is_choice
-from eval.answers.extract import check_format, extract_answer
+from eval.answers.extract import check_format
 from eval.answers.knowledge import is_knowledge
 from eval.answers.limits import MAX_ANSWER_CHARS
 from eval.answers.number import is_number
+from eval.answers.reading import NONE, read_answer
 from eval.answers.short import is_short
 from eval.answers.yes_no import is_yes_no
 
@@ -28,6 +29,7 @@ class Verdict:
     format_ok: bool  # exactly one think block followed by exactly one answer block
     extracted: str | None  # the answer text after extraction (None if nothing was found)
     correct: bool  # extracted matches gold under answer_type (with the evaluation fallback)
+    read: str = NONE  # how the answer was found: "tag", "fallback" or "none" (eval.answers.reading)
 
 
 def is_correct(
@@ -49,15 +51,21 @@ def is_correct(
         return False  # a pathological answer that defeats a parser is simply not correct
 
 
-def score(completion: str, gold: str, answer_type: str, choices: Sequence[str] = ()) -> Verdict:
-    """The evaluation verdict of a completion: format, extracted answer (with fallback) and
-    correctness."""
-    extracted = extract_answer(completion, fallback=True,
-                               choices=choices if answer_type == "choice" else None)
+def score(completion: str, gold: str, answer_type: str, choices: Sequence[str] = (),
+          candidates: Sequence[str] = (), *, fallback: bool = True) -> Verdict:
+    """The evaluation verdict of a completion: format, the answer read (tags, else the
+    fallback for untagged replies; `read_answer`) and its correctness. `candidates`: the
+    possible answers of a `short` question when known (a story's places and containers)."""
+    if answer_type not in _RULES:
+        raise ValueError(f"unknown answer_type {answer_type!r}; expected one of {', '.join(_RULES)}")
+    reading = read_answer(completion, answer_type, choices, candidates, fallback=fallback)
+    # a short answer is compared against the candidates too: it must name no other one
+    against = candidates if answer_type == "short" and candidates else choices
     return Verdict(
         format_ok=check_format(completion),
-        extracted=extracted,
-        correct=is_correct(extracted, gold, answer_type, choices),
+        extracted=reading.answer,
+        correct=is_correct(reading.answer, gold, answer_type, against),
+        read=reading.how,
     )
 
 
@@ -67,11 +75,16 @@ def format_reward(completion: str) -> float:
 
 
 def outcome_reward(
-    completion: str, gold: str, answer_type: str, choices: Sequence[str] = ()
+    completion: str, gold: str, answer_type: str, choices: Sequence[str] = (),
+    candidates: Sequence[str] = (), *, untagged: bool = False,
 ) -> float:
-    """ToM-Synth eq. 5: 1 when the answer is correct, else 0. Only a well-formed completion can
-    earn it (the tagless fallback is for evaluation, never for reward)."""
-    if not check_format(completion):
-        return 0.0
-    extracted = extract_answer(completion, fallback=False)
-    return 1.0 if is_correct(extracted, gold, answer_type, choices) else 0.0
+    """ToM-Synth eq. 5: 1 when the answer is correct, else 0. By default only a well-formed
+    completion can earn it (the paper's reward, total in {-1, 0, 1}); with `untagged=True` the
+    answer is read as evaluation reads it (`score`), so a policy that does not write the tags
+    yet is still rewarded for the answer it gave (the format reward still asks for them)."""
+    if not untagged:
+        if not check_format(completion):
+            return 0.0
+        return 1.0 if score(completion, gold, answer_type, choices, candidates,
+                            fallback=False).correct else 0.0
+    return 1.0 if score(completion, gold, answer_type, choices, candidates).correct else 0.0

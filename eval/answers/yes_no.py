@@ -1,6 +1,9 @@
 """The `yes_no` rule: the answer says yes, or no, like the gold, and not both."""
 from __future__ import annotations
 
+import re
+
+from eval.answers.limits import MAX_ANSWER_CHARS
 from eval.answers.short import is_short
 from eval.answers.text import clean, normalize
 
@@ -15,3 +18,18 @@ def is_yes_no(extracted: str, gold: str, choices: list[str]) -> bool:
     if len(g) != 1:
         return is_short(extracted, gold, choices)
     return _yes_no_of(extracted) == g
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
+
+
+def read_yes_no(reply: str, choices=(), candidates=()) -> str | None:
+    """`yes` or `no` from an untagged reply: its first word ("No. He never saw it ..."), else
+    its first sentence when that says exactly one of them."""
+    text = clean(reply.strip()[:MAX_ANSWER_CHARS])
+    words = normalize(text).split()
+    if words and words[0] in ("yes", "no"):
+        return words[0]
+    first = _SENTENCE_END.split(text, maxsplit=1)[0]
+    said = _yes_no_of(first)
+    return next(iter(said)) if len(said) == 1 else None

@@ -235,14 +235,14 @@ def score(row: Row, response: str) -> Record:
     in the extracted answer with the gold set (the original's exact-set rule)."""
     m = meta(row)
     if m.get("unscorable"):
-        extracted = answers.extract_answer(response)
-        return {"extracted": extracted, "correct": False, "format_ok": answers.check_format(response)}
+        return {**default_score(row, response), "correct": False}
     if m.get("kind") != "multi_answer" or len(m.get("gold_letters", [])) < 2:
         return default_score(row, response)
-    extracted = answers.extract_answer(response)
-    picked = _letter_set(extracted)
+    reading = answers.read_answer(response, None)
+    picked = _letter_set(reading.answer)
     correct = picked is not None and picked == frozenset(m["gold_letters"])
-    return {"extracted": extracted, "correct": correct, "format_ok": answers.check_format(response)}
+    return {"extracted": reading.answer, "correct": correct,
+            "format_ok": answers.check_format(response), "read": reading.how}
 
 
 def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:

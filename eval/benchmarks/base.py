@@ -34,9 +34,18 @@ class BenchmarkFormatError(ValueError):
 
 
 def default_score(row: Row, response: str) -> Record:
-    """The shared parser's verdict: extracted answer and correctness under the row's answer_type."""
-    v = answers.score(response, row["answer"], row["answer_type"], row["choices"])
-    return {"extracted": v.extracted, "correct": v.correct, "format_ok": v.format_ok}
+    """The shared parser's verdict: the answer read, how it was read, and its correctness under
+    the row's answer_type (a `short` row's `meta.candidates`, when present, are the answers its
+    untagged replies are read against)."""
+    v = answers.score(response, row["answer"], row["answer_type"], row["choices"],
+                      meta(row).get("candidates") or ())
+    return verdict_record(v)
+
+
+def verdict_record(v: "answers.Verdict") -> Record:
+    """The fields of a per-sample record that come from a verdict."""
+    return {"extracted": v.extracted, "correct": v.correct, "format_ok": v.format_ok,
+            "read": v.read}
 
 
 def accuracy_with_breakdowns(records: list[Record], keys: tuple[str, ...]) -> dict[str, Any]:

@@ -22,7 +22,9 @@ from eval import answers
 from eval.benchmarks._common import (
     LETTERS, check_unique_ids, fail, option_lines, read_jsonl, require, string_list,
 )
-from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns
+from eval.benchmarks.base import (
+    Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns, default_score,
+)
 from eval.rows import make_row
 
 NAME = "emobench"
@@ -205,15 +207,15 @@ def score(row: Row, response: str) -> Record:
     """EA: the shared parser's verdict. EU: both letters must be the gold ones."""
     m = json.loads(row["meta"])
     if m["task"] != "EU":
-        v = answers.score(response, row["answer"], row["answer_type"], row["choices"])
-        return {"extracted": v.extracted, "correct": v.correct, "format_ok": v.format_ok}
-    extracted = answers.extract_answer(response)
+        return default_score(row, response)
+    reading = answers.read_answer(response, None)
+    extracted = reading.answer
     parts = answer_parts(extracted) or (None, None)
     chosen = {part: answers.chosen_option(text, m["options"][part])
               for part, text in zip(PARTS, parts)}
     right = {part: chosen[part] == m["gold"][part] for part in PARTS}
     return {"extracted": extracted, "correct": all(right.values()),
-            "format_ok": answers.check_format(response),
+            "format_ok": answers.check_format(response), "read": reading.how,
             "emotion_choice": chosen["emotion"], "cause_choice": chosen["cause"],
             "emotion_correct": right["emotion"], "cause_correct": right["cause"]}
 

@@ -217,11 +217,12 @@ def score(row: Row, response: str) -> Record:
     meta = json.loads(row["meta"])
     kind = meta["question_type"]
     if kind == "belief_dist":
-        extracted = answers.extract_answer(response)
+        reading = answers.read_answer(response, None)
+        extracted = reading.answer
         right, overlap = (False, 0.0) if not extracted else judge_belief(
             extracted, row["answer"], meta["wrong_answer"], meta["judge"])
         return {"extracted": extracted, "correct": right, "format_ok": answers.check_format(response),
-                "word_overlap": overlap, "judge": meta["judge"]}
+                "read": reading.how, "word_overlap": overlap, "judge": meta["judge"]}
     if not kind.endswith("_list"):
         rec = default_score(row, response)
         if kind == "fact":
@@ -232,7 +233,8 @@ def score(row: Row, response: str) -> Record:
         return rec
     # evaluate_list_q: every aware name occurs in the answer, no unaware one does (substrings,
     # case-insensitive), read in the <answer> rather than the whole reply and its reasoning.
-    extracted = answers.extract_answer(response)
+    reading = answers.read_answer(response, None)
+    extracted = reading.answer
     said = (extracted or "").lower()
     missed = extracted is None or any(n.lower() not in said for n in meta["names"])
     included = any(n.lower() in said for n in meta["other_names"])
@@ -240,6 +242,7 @@ def score(row: Row, response: str) -> Record:
         "extracted": extracted,
         "correct": not (missed or included),
         "format_ok": answers.check_format(response),
+        "read": reading.how,
         "missed_aware": missed,
         "included_unaware": included,
     }

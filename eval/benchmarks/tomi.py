@@ -21,6 +21,8 @@ NAME = "tomi"
 QUESTION_TYPE = re.compile(r"^(memory|reality|(first|second)_order_[01]_(tom|no_tom))$")
 STORY_TYPES = ("true_belief", "false_belief", "second_order_false_belief")
 LINE = re.compile(r"^(\d+) (.*)$")
+# the places and containers of a story: rooms entered or left, where a thing is or is moved to
+PLACE = re.compile(r"\b(?:entered|exited) the (\w+)|\bis in the (\w+)|\bto the (\w+)\s*\.?\s*$")
 
 INSTRUCTION = (
     "Read the story and answer the question that follows it. The answer is one of the places "
@@ -76,9 +78,20 @@ def _load_split(txt: Path) -> list[Row]:
                 "events": fields[:-2],
                 "file": txt.name,
                 "line": first_line,
+                "candidates": places(story),
             },
         ))
     return rows
+
+
+def places(story: list[str]) -> list[str]:
+    """The rooms and containers a story names, in order of first mention: the answers a reader
+    could give to its questions, against which an untagged reply is read."""
+    found: dict[str, None] = {}
+    for sentence in story:
+        for m in PLACE.finditer(sentence):
+            found.setdefault(next(g for g in m.groups() if g), None)
+    return list(found)
 
 
 def _examples(txt: Path):

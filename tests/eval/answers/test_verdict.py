@@ -16,9 +16,10 @@ def test_unknown_answer_type_is_a_caller_error():
 
 
 def test_score_verdict():
-    assert score(tagged("B"), "B", "choice", OPTIONS) == Verdict(True, "B", True)
-    assert score("B", "B", "choice", OPTIONS) == Verdict(False, "B", True)  # eval fallback
-    assert score(tagged("A"), "B", "choice", OPTIONS) == Verdict(True, "A", False)
+    assert score(tagged("B"), "B", "choice", OPTIONS) == Verdict(True, "B", True, "tag")
+    assert score("B", "B", "choice", OPTIONS) == Verdict(False, "B", True, "fallback")
+    assert score(tagged("A"), "B", "choice", OPTIONS) == Verdict(True, "A", False, "tag")
+    assert score("Maybe.", "B", "choice", OPTIONS) == Verdict(False, None, False, "none")
 
 
 # ------------------------------------------------------------------------- reward hacking
