@@ -31,8 +31,10 @@ BREAKDOWNS = ("order", "story_length", "deception")
 NAME = "hitom"
 OPTION = re.compile(r"([A-Z])\. (.*?)(?=, [A-Z]\. |$)", re.S)
 # The story lines are numbered ("1 Amelia entered the laundry."); VP stories open with an
-# instruction line that is not.
+# instruction line that is not, and a few CoTP stories end in a `***` separator line (records
+# 42, 60, 61, 62, 80 and 81 of the release), which is no part of the story either.
 NUMBERED = re.compile(r"\s*\d+\s")
+SEPARATOR = re.compile(r"\s*\*+\s*")
 
 # The release's prompt note states how to read the stories (who saw what, who may lie); without
 # it higher orders are ambiguous, so every prompt carries the same rules, in our words.
@@ -60,8 +62,10 @@ def parse_options(text: str) -> list[str]:
 
 
 def story_text(story: str) -> str:
-    """The numbered story lines, without the instruction line(s) VP items start with."""
-    lines = story.strip().split("\n")
+    """The numbered story lines, without the instruction line(s) VP items start with and
+    without separator lines (`***`) that some CoTP stories end with: the same story told by a
+    VP and a CoTP record reads the same, so the two records are one item."""
+    lines = [line for line in story.strip().split("\n") if not SEPARATOR.fullmatch(line)]
     first = next((n for n, line in enumerate(lines) if NUMBERED.match(line)), 0)
     return "\n".join(lines[first:]).strip()
 

@@ -153,3 +153,21 @@ def test_merged_row_keeps_the_cotp_gold_and_names_the_other(fixture_release):
     assert "merged_golds" not in meta(rows[0]) and meta(rows[0])["merged"] == 1
     d = user_text(rows[301])
     assert "Story:\n1 Owen and Ava entered the garden." in d and "without explanations" not in d
+
+
+def test_a_separator_line_after_the_story_does_not_split_an_item(fixture_release, tmp_path):
+    # Release records 42, 60, 61, 62, 80 and 81 (CoTP) end their story in a `***` line that their
+    # VP copies (342, 360, 361, 362, 380, 381) lack; record 42 says blue_cupboard where 342 says
+    # green_bathtub. The line is no part of the story: the two records are one item, asked once
+    # with the CoTP gold, and the separator is not shown to the model.
+    release = json.loads((fixture_release / "Hi-ToM_data.json").read_text())
+    for item in release["data"]:
+        if item["prompting_type"] == "CoTP":
+            item["story"] = item["story"].rstrip("\n") + "\n\n***"
+    path = tmp_path / "Hi-ToM_data.json"
+    path.write_text(json.dumps(release))
+    rows = load(path)
+    assert len(rows) == 4 and all("***" not in user_text(r) for r in rows)
+    a = meta(next(r for r in rows if meta(r)["sample_id"] == 40))
+    assert a["answer_text"] == "blue_cupboard" and a["merged_golds"] == ["green_bathtub"]
+    assert all("***" not in user_text(r) for r in load(path, merge=False))
