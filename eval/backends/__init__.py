@@ -3,6 +3,7 @@ and vLLM exists only on GPU machines."""
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any
 
 from eval.backends.base import Backend, Completion, GenerationConfig, ScriptedBackend
@@ -36,10 +37,32 @@ def backend_class(kind: str) -> type[Backend]:
     return getattr(importlib.import_module(module), cls)
 
 
+def accepted_options(cls: type[Backend]) -> list[str] | None:
+    """The option names a backend class accepts (its options model's fields, else the keyword
+    parameters of its constructor after the model), or None when it takes any option (vLLM
+    passes unknown ones on to its engine)."""
+    fields = getattr(getattr(cls, "options_model", None), "model_fields", None)
+    if isinstance(fields, dict):
+        return sorted(fields)
+    params = list(inspect.signature(cls.__init__).parameters.values())[2:]  # self, model
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return [p.name for p in params
+            if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+
+
 def load_backend(kind: str, model: str, **options: Any) -> Backend:
-    """Build the backend `kind` serving `model` (a local path, a hub id or an API model name)."""
+    """Build the backend `kind` serving `model` (a local path, a hub id or an API model name).
+    An option the backend does not take is a `BackendError` naming it and the accepted ones."""
+    cls = backend_class(kind)
+    accepted = accepted_options(cls)
+    unknown = sorted(set(options) - set(accepted)) if accepted is not None else []
+    if unknown:
+        names = ", ".join(repr(u) for u in unknown)
+        raise BackendError(f"{kind} backend: unknown option{'s' if len(unknown) > 1 else ''} "
+                           f"{names}; accepted: {', '.join(accepted) or 'none'}")
     if kind in LOCAL_WEIGHTS:
         problem = missing_local_model(str(model))
         if problem:
             raise BackendError(f"model {model}: {problem}")
-    return backend_class(kind)(model, **options)
+    return cls(model, **options)
