@@ -66,6 +66,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--sample", type=int,
                      help="N items of each benchmark drawn at random with --seed (default 0), "
                           "as papers sample; overrides the suite's 'sample'")
+    run.add_argument("--system-prompt", metavar="PROMPT",
+                     help="the system message: default (each benchmark's own convention), tags "
+                          "(the think/answer prompt everywhere), none, the text itself or @FILE; "
+                          "overrides the suite's")
+    run.add_argument("--permutations", type=int, metavar="K",
+                     help="ask each multiple-choice item in K option orders (cyclic shifts) and "
+                          "score the mean, so a habit of answering one position scores chance")
     run.add_argument("--bench-option", action="append", metavar="NAME.KEY=VALUE",
                      help="a benchmark loader's option, repeatable; values are read as YAML "
                           "(tombench.permutations=5: five option orders, majority vote)")
@@ -100,16 +107,20 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run(args: argparse.Namespace) -> int:
     from eval.backends import load_backend
-    from eval.runner import check_output, load_tasks, run_suite
+    from eval.runner import check_output, load_tasks, run_tasks
     from eval.suites import resolve_suite
 
     try:
         suite = resolve_suite(args.suite)
     except UnicodeDecodeError as e:
         raise CliError(f"{' '.join(args.suite)}: not a UTF-8 text file ({e.reason})") from None
-    for flag, value in (("--limit", args.limit), ("--sample", args.sample)):
+    for flag, value in (("--limit", args.limit), ("--sample", args.sample),
+                        ("--permutations", args.permutations)):
         if value is not None and value < 1:
             raise CliError(f"{flag} must be >= 1, got {value}")
+    system_prompt = args.system_prompt
+    if system_prompt and system_prompt.startswith("@"):
+        system_prompt = Path(system_prompt[1:]).read_text(encoding="utf-8")
     overrides = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature,
                  "top_p": args.top_p, "n": args.n, "seed": args.seed,
                  "stop": tuple(args.stop) if args.stop else None}
@@ -121,20 +132,21 @@ def _run(args: argparse.Namespace) -> int:
         if not dot or not option:
             raise CliError(f"--bench-option expects NAME.KEY=VALUE, got {key!r}")
         bench_options.setdefault(name, {})[option] = value
-    selection = {"limit": args.limit, "sample": args.sample, "data": data,
-                 "bench_options": bench_options}
-    # check every input before the (possibly slow) model load
-    load_tasks(suite, **selection, overrides=overrides, skip_missing=args.skip_missing,
-               log=lambda message: None)
+    # every input is read and checked before the (possibly slow) model load
+    tasks = load_tasks(suite, limit=args.limit, sample=args.sample, data=data,
+                       bench_options=bench_options, overrides=overrides,
+                       skip_missing=args.skip_missing, system_prompt=system_prompt,
+                       permutations=args.permutations)
     label = args.label or Path(str(args.model).rstrip("/")).name or str(args.model)
     output = Path(args.output) if args.output else Path("runs/eval") / _slug(label) / _slug(suite.name)
     if not args.fresh:  # before the model load; run_suite checks again with the loaded backend
         check_output(output, args.backend, str(args.model))
     backend = load_backend(args.backend, args.model, **options)
     try:
-        results = run_suite(suite, backend, output, **selection, overrides=overrides, label=label,
-                            fresh=args.fresh, skip_missing=args.skip_missing,
-                            progress=not args.no_progress, report=not args.no_report)
+        results = run_tasks(tasks, backend, output, suite_name=suite.name,
+                            generation=suite.generation_for(None, overrides), label=label,
+                            fresh=args.fresh, progress=not args.no_progress,
+                            report=not args.no_report)
     finally:
         backend.close()
     from eval.report import build_table, table_markdown

@@ -19,6 +19,29 @@ SYSTEM_PROMPT = (
 )
 
 
+# `system_prompt` settings of suites and the CLI that name a prompt instead of spelling one out
+DEFAULT_PROMPT, TAGS_PROMPT, NO_PROMPT = "default", "tags", "none"
+
+
+def resolve_system_prompt(setting: str | None, default: str | None) -> str | None:
+    """The system message a benchmark's rows are asked with: `default` (the benchmark's own
+    convention) when the setting is None or "default", the think/answer prompt for "tags", no
+    system message for "none", else the setting's own text."""
+    if setting is None or setting == DEFAULT_PROMPT:
+        return default
+    if setting == TAGS_PROMPT:
+        return SYSTEM_PROMPT
+    if setting == NO_PROMPT or not setting.strip():
+        return None
+    return setting
+
+
+def with_system_prompt(prompt: list[dict[str, str]], system: str | None) -> list[dict[str, str]]:
+    """A conversation with its system message replaced by `system` (removed for None)."""
+    turns = [m for m in prompt if m.get("role") != "system"]
+    return ([{"role": "system", "content": system}] if system else []) + turns
+
+
 class RowError(ValueError):
     """A row that breaks the contract; the message names the row and the field."""
 

@@ -21,6 +21,7 @@ import random
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,7 +32,8 @@ from eval.backends.base import Backend, Completion, GenerationConfig
 from eval.benchmarks import get_benchmark
 from eval.benchmarks.base import REPO_ROOT, Benchmark, BenchmarkFormatError, Record, Row, mean, record_for
 from eval.results import SCHEMA_VERSION, write_json
-from eval.rows import SYSTEM_PROMPT
+from eval.option_orders import with_option_orders
+from eval.rows import meta, resolve_system_prompt, with_system_prompt
 from eval.suites import Suite, check_options
 
 Log = Callable[[str], None]
@@ -270,6 +272,22 @@ def read_counts(records: list[Record]) -> dict[str, Any]:
             "extraction_failed": counts[NONE]}
 
 
+def chance_and_positions(bench: Benchmark, rows: list[Row], records: list[Record]) -> dict[str, Any]:
+    """The accuracy a uniform random answerer would get on these rows (None where some row's
+    answers are open), and for multiple-choice rows the share of each position among the options
+    chosen: a model that mostly answers one letter shows it here (`top_position_share`)."""
+    chances = [bench.chance(r) for r in rows]
+    out: dict[str, Any] = {"chance": (sum(chances) / len(chances)
+                                      if chances and None not in chances else None)}
+    chosen = [r["chosen"] for r in records if r.get("chosen")]
+    if chosen:
+        counts = Counter(chosen)
+        top, n = max(sorted(counts.items()), key=lambda kv: kv[1])
+        out.update(positions={k: counts[k] / len(chosen) for k in sorted(counts)},
+                   top_position=top, top_position_share=n / len(chosen))
+    return out
+
+
 def summarise(task: Task, run: BenchmarkRun, seconds: float) -> dict[str, Any]:
     bench, config = task.benchmark, task.config
     metrics = metrics_of(bench, run.records, config.n) if run.records else {}
@@ -287,6 +305,7 @@ def summarise(task: Task, run: BenchmarkRun, seconds: float) -> dict[str, Any]:
         "samples_per_prompt": config.n,
         "format_ok_rate": mean([bool(r["format_ok"]) for r in run.records if "format_ok" in r], empty=None),
         **read_counts(run.records),
+        **chance_and_positions(bench, task.rows, run.records),
         "mean_completion_tokens": mean(tokens, empty=None),
         "generation": config.as_dict(),
         "data": task.data,
@@ -308,41 +327,78 @@ ITEM_KEYS = ("item", "set_id")
 
 def _item_of(row: Row) -> str:
     """The unit that --limit and --sample count: rows scored together stay together."""
-    m = json.loads(row["meta"]) if row.get("meta") else {}
+    m = meta(row)
     return next((f"{k}={m[k]}" for k in ITEM_KEYS if m.get(k) is not None), row["id"])
 
 
 def select_rows(rows: list[Row], *, limit: int | None = None, sample: int | None = None,
-                seed: int = 0, name: str = "") -> tuple[list[Row], dict[str, Any]]:
+                seed: int = 0, name: str = "", log: Log | None = None) -> tuple[list[Row], dict[str, Any]]:
     """`sample` items drawn at random (seeded by `seed` and the benchmark's name, so each
     benchmark's draw is fixed and independent of the others), kept in release order; then the
-    first `limit` of them. Returns the rows and a record of what was taken."""
+    first `limit` of them. A benchmark whose rows name their task (`meta.task`: OpenToM, EmoBench,
+    AGIEval, ToMBench) is sampled per task in proportion, at least one item each, so a quick
+    check covers every task; `limit` takes items in release order and `log` is told when that
+    leaves whole tasks out. Returns the rows and a record of what was taken."""
     items: dict[str, list[Row]] = {}
     for row in rows:
         items.setdefault(_item_of(row), []).append(row)
     keys = list(items)
+    task_of = {k: str(meta(items[k][0]).get("task", "")) for k in keys}
+    tasks = sorted(set(task_of.values()))
     record: dict[str, Any] = {"items_available": len(keys)}
     if sample is not None:
         if sample < len(keys):
-            chosen = set(random.Random(f"{seed}:{name}").sample(range(len(keys)), sample))
-            keys = [k for i, k in enumerate(keys) if i in chosen]
+            chosen = _stratified(keys, task_of, tasks, sample, f"{seed}:{name}")
+            keys = [k for k in keys if k in chosen]
         record.update(sample=sample, seed=seed)
     if limit is not None:
         keys = keys[:limit]
         record["limit"] = limit
+        left_out = sorted(set(tasks) - {task_of[k] for k in keys})
+        if left_out and len(tasks) > 1 and log is not None:
+            log(f"warning: {name}: --limit {limit} takes items in release order and leaves out "
+                f"{len(left_out)} of its {len(tasks)} tasks ({', '.join(left_out[:5])}"
+                f"{', ...' if len(left_out) > 5 else ''}); --sample {limit} draws from every task")
     record["items"] = len(keys)
     return [row for k in keys for row in items[k]], record
+
+
+def _stratified(keys: list[str], task_of: dict[str, str], tasks: list[str], n: int,
+                seed: str) -> set[str]:
+    """`n` of `keys` at random; with several tasks, each task's share in proportion to its size
+    (largest remainders), at least one item each when `n` allows."""
+    if len(tasks) < 2:
+        return {keys[i] for i in random.Random(seed).sample(range(len(keys)), n)}
+    by_task = {t: [k for k in keys if task_of[k] == t] for t in tasks}
+    quota = {t: n * len(by_task[t]) / len(keys) for t in tasks}
+    take = {t: min(len(by_task[t]), max(1 if n >= len(tasks) else 0, int(quota[t]))) for t in tasks}
+    for t in sorted(tasks, key=lambda t: quota[t] - int(quota[t]), reverse=True):
+        if sum(take.values()) >= n:
+            break
+        if take[t] < len(by_task[t]):
+            take[t] += 1
+    while sum(take.values()) > n:  # the at-least-one rule overshot: trim the largest
+        t = max(tasks, key=lambda t: take[t])
+        take[t] -= 1
+    chosen: set[str] = set()
+    for t in tasks:
+        rng = random.Random(f"{seed}:{t}")
+        chosen.update(rng.sample(by_task[t], take[t]))
+    return chosen
 
 
 def load_tasks(suite: Suite, *, limit: int | None = None, sample: int | None = None,
                data: dict[str, str] | None = None,
                bench_options: dict[str, dict[str, Any]] | None = None,
                overrides: dict[str, Any] | None = None, skip_missing: bool = False,
+               system_prompt: str | None = None, permutations: int | None = None,
                log: Log = _stderr) -> list[Task]:
     """Every benchmark's rows and settings; raises on the first missing or malformed input
     (with `skip_missing`, a benchmark without data at its default place is left out instead).
     `limit` (the first N items), `sample` (N random items, seeded by the run's `seed`) and
-    `bench_options` (per benchmark name: its loader's options) override the suite's entries."""
+    `bench_options` (per benchmark name: its loader's options) override the suite's entries, as
+    do `system_prompt` (`eval.rows.resolve_system_prompt`: the benchmark's own convention by
+    default) and `permutations` (option orders of multiple-choice items, `eval.option_orders`)."""
     data, bench_options = data or {}, bench_options or {}
     named = {e.name for e in suite.benchmarks}
     for flag, given in (("--data", data), ("--bench-option", bench_options)):
@@ -368,9 +424,21 @@ def load_tasks(suite: Suite, *, limit: int | None = None, sample: int | None = N
             raise ValueError(f"{entry.name}: no rows in {path or bench.default_path()}")
         cap = min((x for x in (limit, entry.limit) if x), default=None)
         rows, selection = select_rows(rows, limit=cap, sample=sample or entry.sample,
-                                      seed=config.seed or 0, name=entry.name)
+                                      seed=config.seed or 0, name=entry.name, log=log)
         if loader_options:
             selection["options"] = loader_options
+        system = resolve_system_prompt(
+            system_prompt if system_prompt is not None else
+            entry.system_prompt if entry.system_prompt is not None else suite.system_prompt,
+            bench.system_prompt)
+        rows = [{**r, "prompt": with_system_prompt(r["prompt"], system)} for r in rows]
+        selection["system_prompt"] = system
+        orders = permutations or entry.permutations or suite.permutations or 1
+        if orders > 1:
+            rows, fixed = with_option_orders(rows, orders)
+            selection["permutations"] = orders
+            if fixed:
+                selection["items_in_release_order"] = fixed
         tasks.append(Task(bench, rows, config, str(path) if path else None, selection))
     if not tasks:
         raise ValueError(f"suite {suite.name!r}: no benchmark has data; give --data NAME=PATH")
@@ -388,13 +456,16 @@ def run_suite(
     bench_options: dict[str, dict[str, Any]] | None = None,
     overrides: dict[str, Any] | None = None,
     skip_missing: bool = False,
+    system_prompt: str | None = None,
+    permutations: int | None = None,
     log: Log = _stderr,
     **options: Any,
 ) -> dict[str, Any]:
     """Evaluate `backend` on every benchmark of `suite` (`load_tasks` picks the rows; see
     `run_tasks` for the other options)."""
     tasks = load_tasks(suite, limit=limit, sample=sample, data=data, bench_options=bench_options,
-                       overrides=overrides, skip_missing=skip_missing, log=log)
+                       overrides=overrides, skip_missing=skip_missing,
+                       system_prompt=system_prompt, permutations=permutations, log=log)
     return run_tasks(tasks, backend, output_dir, suite_name=suite.name,
                      generation=suite.generation_for(None, overrides), log=log, **options)
 
@@ -448,7 +519,7 @@ def run_tasks(
         entry = summarise(task, run, time.time() - t0)
         results["benchmarks"][task.benchmark.name] = entry
         results["prompt_template_hash"] = _sha(
-            [SYSTEM_PROMPT] + [b["prompts_sha256"] for b in results["benchmarks"].values()])
+            [b["prompts_sha256"] for b in results["benchmarks"].values()])
         results["finished_at"] = _now()
         results["duration_s"] = round(time.time() - started, 3)
         write_json(path, results)

@@ -11,6 +11,8 @@ A suite is a YAML file in `configs/eval/` (or anywhere):
         data: /data/Hi-ToM/Hi-ToM_data.json    # a file or folder in the release format
         limit: 500                             # the first 500 items (release order)
         generation: {max_new_tokens: 4096}     # overrides the suite's defaults
+        permutations: 3                        # each item in 3 option orders (also suite-wide)
+        system_prompt: none                    # default | tags | none | the text (also suite-wide)
       - name: tombench
         sample: 1000                           # 1,000 items drawn at random with the run's seed
         options: {permutations: 5}             # the loader's own keyword arguments
@@ -66,6 +68,8 @@ class BenchmarkEntry(BaseModel):
     sample: Optional[int] = Field(None, ge=1)  # N items drawn at random with the run's seed
     options: dict[str, Any] = {}  # keyword arguments of the benchmark's loader
     generation: GenerationSettings = GenerationSettings()
+    system_prompt: Optional[str] = None  # see Suite.system_prompt
+    permutations: Optional[int] = Field(None, ge=1)  # see Suite.permutations
 
     @field_validator("name")
     @classmethod
@@ -105,6 +109,13 @@ class Suite(BaseModel):
     name: str = ""  # "": the file's name (load_suite_file)
     description: str = ""
     generation: GenerationSettings = GenerationSettings()
+    # the system message: "default" (each benchmark's own convention: the think/answer prompt
+    # for ToM and EI, the usual instruction of each IQ benchmark), "tags" (the think/answer
+    # prompt everywhere), "none" (no system message) or the text itself
+    system_prompt: Optional[str] = None
+    # ask every multiple-choice item in this many option orders (eval.option_orders), so that a
+    # score is not a habit of answering one position
+    permutations: Optional[int] = Field(None, ge=1)
     benchmarks: list[BenchmarkEntry] = Field(min_length=1)
 
     @field_validator("benchmarks", mode="before")

@@ -253,6 +253,15 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+# The system message of the benchmark's own convention (a suite's or the command line's
+# system_prompt setting overrides it): reason, then state the answer in the form its scorer reads.
+SYSTEM_PROMPT = (
+    "Answer the exam question. Reason step by step if you need to, then end with a line of the "
+    "form 'The answer is X', where X is the letter of the correct option (all the correct "
+    "letters when several are correct) or the value the question asks for."
+)
+
+
 BENCHMARK = Benchmark(
     name=NAME,
     category="iq",
@@ -265,4 +274,5 @@ BENCHMARK = Benchmark(
     notes="Per task: letter accuracy (multi-answer items need the exact set of letters); cloze "
           "items (math, gaokao-mathcloze) by mathematical equivalence; task_average over the "
           "tasks loaded (21 in the release); labels the original can never match score wrong.",
+    system_prompt=SYSTEM_PROMPT,
 )

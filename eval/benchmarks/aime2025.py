@@ -93,6 +93,14 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+# The system message of the benchmark's own convention (a suite's or the command line's
+# system_prompt setting overrides it): reason, then state the answer in the form its scorer reads.
+SYSTEM_PROMPT = (
+    "Solve the competition problem. Reason step by step, then write the final answer, an integer "
+    "from 0 to 999, inside \\boxed{}."
+)
+
+
 BENCHMARK = Benchmark(
     name=NAME,
     category="iq",
@@ -102,4 +110,5 @@ BENCHMARK = Benchmark(
     breakdowns=("contest", "problem_type"),
     aggregate=aggregate,
     notes="Exact match of the final integer answer (0-999); accuracy per contest (I, II) and topic.",
+    system_prompt=SYSTEM_PROMPT,
 )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from eval import answers
-from eval.rows import meta
+from eval.rows import SYSTEM_PROMPT, meta
 
 Row = dict[str, Any]
 Record = dict[str, Any]
@@ -46,6 +46,19 @@ def verdict_record(v: "answers.Verdict") -> Record:
     """The fields of a per-sample record that come from a verdict."""
     return {"extracted": v.extracted, "correct": v.correct, "format_ok": v.format_ok,
             "read": v.read}
+
+
+def row_chance(row: Row) -> float | None:
+    """A uniform random answerer's chance of being right on one row: 1/options for a choice
+    row, 1/2 for yes/no and knowledge rows, 1/candidates for a short row whose candidates are
+    known; None where the answers are open."""
+    kind = row.get("answer_type")
+    if kind == "choice" and row.get("choices"):
+        return 1 / len(row["choices"])
+    if kind in ("yes_no", "knowledge"):
+        return 0.5
+    candidates = meta(row).get("candidates") if kind == "short" else None
+    return 1 / len(candidates) if candidates else None
 
 
 def accuracy_with_breakdowns(records: list[Record], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -84,6 +97,12 @@ class Benchmark:
     aggregate: Callable[[list[Record]], dict[str, Any]] | None = None
     notes: str = ""  # the original scoring rule, in a sentence
     extra: dict[str, Any] = field(default_factory=dict)
+    # the system message its rows are asked with unless a suite or the command line says
+    # otherwise (eval.rows.resolve_system_prompt): the think/answer prompt, or the benchmark's
+    # own convention
+    system_prompt: str | None = SYSTEM_PROMPT
+    # the expected accuracy of an answerer that picks uniformly among the possible answers
+    chance: Callable[[Row], "float | None"] = row_chance
 
     def default_path(self) -> Path:
         return shared_benchmarks_dir() / (self.default_dir or self.name)
@@ -114,6 +133,9 @@ def record_for(row: Row, response: str, benchmark: Benchmark) -> Record:
         "meta": meta(row),
     }
     rec.update(benchmark.score(row, response))
+    if row["answer_type"] == "choice" and "chosen" not in rec:
+        # the position answered, for the position-habit figures (top_position_share)
+        rec["chosen"] = answers.chosen_option(rec.get("extracted"), row["choices"])
     return rec
 
 

@@ -83,6 +83,14 @@ def load(path: Path, seed: int = SHUFFLE_SEED) -> list[Row]:
     return rows
 
 
+# The system message of the benchmark's own convention (a suite's or the command line's
+# system_prompt setting overrides it): reason, then state the answer in the form its scorer reads.
+SYSTEM_PROMPT = (
+    "Answer the multiple-choice question. Reason step by step, then end with a line of the form "
+    "'The answer is (X)', where X is the letter of the correct option."
+)
+
+
 BENCHMARK = Benchmark(
     name=NAME,
     category="iq",
@@ -92,4 +100,5 @@ BENCHMARK = Benchmark(
     breakdowns=("domain", "subdomain"),
     notes="4-way multiple-choice accuracy; the options are shuffled per item with a fixed seed.",
     extra={"hub_config": "gpqa_diamond", "shuffle_seed": SHUFFLE_SEED},
+    system_prompt=SYSTEM_PROMPT,
 )

@@ -9,7 +9,7 @@ import pytest
 
 from eval.backends.base import Completion, GenerationConfig, ScriptedBackend
 from eval.benchmarks.base import Benchmark
-from eval.rows import make_row, user_text
+from eval.rows import SYSTEM_PROMPT, make_row, meta, user_text
 from eval.runner import OutputInUse, Task, run_tasks
 from eval.results import load_results
 
@@ -303,7 +303,7 @@ def test_sample_from_the_command_line_is_recorded(tmp_path, capsys, monkeypatch)
     entry = load_results(out)["benchmarks"]["tombench"]
     assert entry["n"] == 14 and entry["metrics"]["n"] == 7
     assert entry["selection"] == {"items_available": 100, "sample": 7, "seed": 3, "items": 7,
-                                  "options": {"permutations": 2}}
+                                  "options": {"permutations": 2}, "system_prompt": SYSTEM_PROMPT}
     for bad, message in ((["--bench-option", "permutations=2"], "NAME.KEY=VALUE"),
                          (["--bench-option", "tomi.permutations=2"], "not in suite"),
                          (["--bench-option", "tombench.shuffle=2"], "tombench has no option 'shuffle'"),
@@ -326,3 +326,69 @@ def test_rows_scored_together_are_taken_together():
     drawn, _ = select_rows(rows, sample=2, seed=1, name="fantom")
     sets = [r["id"].split("-")[0] for r in drawn]
     assert len(drawn) == 6 and len(set(sets)) == 2 and all(sets.count(s) == 3 for s in sets)
+
+
+# ------------------------------------------------- issue 30: system prompt, orders, chance, reading
+
+def test_the_system_prompt_is_a_setting_recorded_with_the_results(tmp_path):
+    from eval.rows import resolve_system_prompt
+    from eval.runner import load_tasks
+    from eval.suites import load_config, Suite
+
+    assert resolve_system_prompt(None, "own") == "own" == resolve_system_prompt("default", "own")
+    assert resolve_system_prompt("tags", "own") == SYSTEM_PROMPT
+    assert resolve_system_prompt("none", "own") is None
+    assert resolve_system_prompt("Be brief.", "own") == "Be brief."
+    suite = load_config(None, Suite, {"name": "s", "system_prompt": "none",
+                                      "benchmarks": ["tomi", {"name": "aime2025", "system_prompt": "default"}]})
+    tasks = {t.benchmark.name: t for t in load_tasks(suite, limit=2, log=lambda m: None)}
+    assert all(r["prompt"][0]["role"] == "user" for r in tasks["tomi"].rows)
+    assert tasks["tomi"].selection["system_prompt"] is None
+    aime = tasks["aime2025"]
+    assert aime.rows[0]["prompt"][0] == {"role": "system", "content": aime.benchmark.system_prompt}
+    assert "boxed" in aime.benchmark.system_prompt  # the IQ benchmarks' own convention
+    cli = load_tasks(suite, limit=2, system_prompt="tags", log=lambda m: None)
+    assert all(t.rows[0]["prompt"][0]["content"] == SYSTEM_PROMPT for t in cli)
+
+
+def test_a_position_habit_scores_chance_over_option_orders_and_shows_in_the_results(tmp_path):
+    rows = [make_row(id=f"q{i}", source="t", user=f"Story {i}.\nQuestion: Where?\nA. box\nB. basket",
+                     answer="AB"[i % 2], answer_type="choice", choices=["box", "basket"])
+            for i in range(6)]
+    bench = Benchmark(name="mc", category="tom", load=lambda p: rows)
+    from eval.option_orders import with_option_orders
+
+    always_b = ScriptedBackend(lambda c: "B. basket" if "B. basket" in c[-1]["content"] else "B. box",
+                               model="habit")
+    for k, accuracy in ((1, 0.5), (2, 0.5)):
+        task = Task(bench, with_option_orders(rows, k)[0], GenerationConfig())
+        res = run_tasks([task], always_b, tmp_path / f"k{k}", log=quiet, progress=False, report=False)
+        entry = res["benchmarks"]["mc"]
+        assert entry["score"] == accuracy and entry["chance"] == 0.5
+        assert entry["top_position"] == "B" and entry["top_position_share"] == 1.0
+        assert entry["read"] == {"tag": 0, "fallback": 6 * k, "unparsed": 0}
+
+
+def test_unparsed_replies_are_counted_apart(tmp_path):
+    task = tiny_task(tmp_path)
+    b = ScriptedBackend(lambda c: "I would rather not say, it is hard to tell from the story. " * 5,
+                        model="mute")
+    entry = run_tasks([task], b, tmp_path / "o", log=quiet, progress=False,
+                      report=False)["benchmarks"]["tiny"]
+    assert entry["score"] == 0 and entry["extraction_failed"] == 10
+    assert entry["read"] == {"tag": 0, "fallback": 0, "unparsed": 10}
+    assert entry["chance"] is None  # two short rows have open answers
+
+
+def test_sample_draws_from_every_task_and_limit_warns_when_it_drops_tasks():
+    from eval.runner import select_rows
+
+    rows = [make_row(id=f"r{i}", source="t", user="q", answer="yes", answer_type="yes_no",
+                     meta={"task": "big" if i < 90 else f"small{i % 3}"}) for i in range(100)]
+    drawn, _ = select_rows(rows, sample=10, seed=0, name="t")
+    tasks = {meta(r)["task"] for r in drawn}
+    assert len(drawn) == 10 and tasks == {"big", "small0", "small1", "small2"}
+    warnings = []
+    select_rows(rows, limit=10, name="t", log=warnings.append)
+    assert len(warnings) == 1 and "leaves out 3 of its 4 tasks" in warnings[0]
+    assert "--sample 10" in warnings[0]
