@@ -7,9 +7,15 @@ Scoring as in the official evaluation (zhchen18/ToMBench `run_huggingface.py` / 
 and `get_results.py`): the options are shuffled (here with a fixed seed, so runs are
 reproducible), the model's letter is mapped back to the original option, and with several
 shuffles per item (`permutations`; the original's default is 5, ours 1) the majority vote
-decides, a tie going to the answer given first. A reply that names no single option is a vote for
-the option shown as A, as the original's `extract_answer` returns "A" when it finds no letter
-(`unparsed_votes` counts them; `accuracy_unparsed_wrong` scores them as wrong instead).
+decides, a tie going to the answer given first. A reply without answer tags is read as the
+original's `extract_answer` reads every reply: a `[[X]]` mark (the first of A, B, C, D that occurs),
+else a `[X]` mark, else the last option letter A-D in the reply, so "A or C" votes C and "B.
+Skiing ... The answer is D. Skiing." votes D; unlike the original, a letter is a letter written
+alone, not the capital that begins a word (the original reads the C of "Chen" in "A. Chen can
+...", the A of "After" in "B. After counting ..."). A reply in which that finds no letter is read
+by the shared careful reader (the text of one option). A reply that names no single option is a
+vote for the option shown as A, as the original's `extract_answer` returns "A" when it finds no
+letter (`unparsed_votes` counts them; `accuracy_unparsed_wrong` scores them as wrong instead).
 Accuracy per task and per ability (an item with two abilities counts in both), per ability
 category, and per raw ability string as the original keys its results (`by_original_ability`).
 """
@@ -34,6 +40,7 @@ from eval.benchmarks._common import (
     read_jsonl,
     short_repr,
 )
+from eval.benchmarks._reading import letter_marks, untagged_reply
 from eval.benchmarks.base import Benchmark, Record, Row, default_score
 from eval.rows import make_row
 
@@ -141,11 +148,37 @@ def _rows(item, file: Path, lineno: int, task: str, permutations: int, seed: int
     return rows
 
 
+def original_letter(reply: str) -> str | None:
+    """The letter the original's `extract_answer` (get_results.py) reads in a reply, in our
+    words: the first of `[[A]]`..`[[D]]` present, else of `[A]`..`[D]`, else the last of the
+    letters A-D written alone (`letter_marks`: not the first letter of a word, not the article
+    A); None where it finds none (the original then answers "A")."""
+    for mark in ("[[{}]]", "[{}]"):
+        for letter in "ABCD":
+            if mark.format(letter) in reply:
+                return letter
+    marks = letter_marks(reply, "ABCD")
+    return marks[-1][1] if marks else None
+
+
 def score(row: Row, response: str) -> Record:
-    """The shared parser's verdict plus the vote in the original order: the original letter of
-    the option chosen, or of the option shown as A when the reply names no single option."""
+    """The shared parser's verdict (an untagged reply read by the original's rule,
+    `original_letter`, when it finds a letter) plus the vote in the original order: the original
+    letter of the option chosen, or of the option shown as A when the reply names no single
+    option."""
     rec = default_score(row, response)
     meta = json.loads(row["meta"])
+    reply = untagged_reply(response)
+    letter = original_letter(reply) if reply is not None else None
+    if letter is not None:
+        rec.update(extracted=letter, read="fallback", correct=letter == row["answer"])
+        shown = letter if LETTERS.index(letter) < len(row["choices"]) else None
+        if shown is None:  # C or D on a two-option item: the original maps it to ""
+            rec["parsed"], rec["original_choice"] = True, ""
+            return rec
+        rec["parsed"] = True
+        rec["original_choice"] = meta["shown_as"][LETTERS.index(shown)]
+        return rec
     shown = answers.chosen_option(rec["extracted"], row["choices"])
     if shown is None and len(row["choices"]) < 4 and answers.chosen_option(
             rec["extracted"], [*row["choices"], "", ""][:4]) is not None:

@@ -2,6 +2,7 @@
 original letters, majority vote over permutations, accuracy per task and ability."""
 import json
 import shutil
+from collections import Counter
 
 import pytest
 
@@ -277,3 +278,93 @@ def test_permutations_is_a_suite_and_command_line_option(tmp_path):
     with pytest.raises(ConfigError, match="tombench has no option 'permutatons'; its options: "
                                          "permutations, seed"):
         load_suite_file(suite)
+
+
+# ------------------------------------------- reading untagged replies as the original reads them
+# zhchen18/ToMBench get_results.py `extract_answer` reads every reply (the model was asked for
+# `[[X]]`): the first of [[A]], [[B]], [[C]], [[D]] it contains, else the first of [A]..[D], else
+# the last character of the reply that is one of the capitals A, B, C, D, else "A". The oracle
+# below is that rule; it returns None where it finds nothing (the original's "A" is no reading),
+# with the position of the capital it took, so a test can tell a letter from the first letter of a
+# word.
+
+def original_extract(reply):
+    for mark in ("[[{}]]", "[{}]"):
+        for letter in "ABCD":
+            if mark.format(letter) in reply:
+                return letter, None
+    for i in range(len(reply) - 1, -1, -1):
+        if reply[i] in "ABCD":
+            return reply[i], i
+    return None, None
+
+
+def in_a_word(reply, i):
+    """Whether the capital at i begins (or is inside) a word ("After", "Chen") or is the article
+    A ("A friend"): the original reads it as a letter, ours does not (docs/eval.md)."""
+    touches = lambda c: c.isalnum() or c in "'’_"  # noqa: E731
+    if (i > 0 and touches(reply[i - 1])) or (i + 1 < len(reply) and touches(reply[i + 1])):
+        return True
+    rest = reply[i + 1:].lstrip(" \t")
+    word = rest.split(maxsplit=1)[0] if rest else ""
+    return reply[i] == "A" and word.isalpha() and word.islower() and word not in (
+        "or", "and", "is", "was", "because", "not", "seems", "would", "might", "also", "too")
+
+
+def vote(row, reply):
+    """Our vote, as the option letter shown (None: the reply voted for nothing it names)."""
+    rec = record_for(row, reply, BENCHMARK)
+    if not rec["parsed"]:
+        return None
+    shown = meta(row)["shown_as"]
+    return "ABCD"[shown.index(rec["original_choice"])] if rec["original_choice"] else "C/D"
+
+
+def compare(row, reply):
+    """'agree', 'original reads nothing', or the listed difference 'capital in a word'."""
+    letter, at = original_extract(reply)
+    if letter is None:
+        return "original reads nothing"
+    if letter >= "ABCD"[len(row["choices"])] if len(row["choices"]) < 4 else False:
+        letter = "C/D"  # the original maps C or D on a two-option item to "": never right
+    if vote(row, reply) == letter:
+        return "agree"
+    if at is not None and in_a_word(reply, at):
+        return "capital in a word"
+    return f"DISAGREE {letter} vs {vote(row, reply)}: {reply[:80]!r}"
+
+
+SHAPES = [  # untagged replies in SmolLM2's shapes (runs/real), and what we vote for
+    ("A", "A"),
+    ("C. We can record the effects of training, so we can see if this method really works.", "C"),
+    ("B. Skiing\n\nThe answer is D. Skiing.", "D"),
+    ("A. Walk\n\nThe answer is A.", "A"),
+    ("A or C", "C"),  # the original's last letter: a vote for C
+    ("I think it is [[B]], not C.", "B"),
+    ("The answer is [C].", "C"),
+    ("A. Three years\nB. One year\nC. Two years\nD. Never marries", "D"),
+    ("B. After counting, the chef guesses that 32 tables order fish", "B"),  # original: A (After)
+    ("A. Chen can suggest that the packaging is green.", "A"),  # original: C (Chen)
+    ("A. Tote bag\n\nThe answer is D. Cabinet.", "D"),  # original: C (Cabinet)
+    ("A friend of hers goes to the park.", None),  # the article: no letter (original: A)
+    ("I'm not sure.", None),  # no letter at all: the original's default "A" is no reading
+]
+
+
+def test_untagged_shapes_agree_with_the_original_except_capitals_in_words(rows):
+    row = next(r for r in rows if len(r["choices"]) == 4)
+    seen = set()
+    for reply, expected in SHAPES:
+        assert vote(row, reply) == expected, reply
+        verdict = compare(row, reply)
+        assert not verdict.startswith("DISAGREE"), verdict
+        seen.add(verdict)
+    assert seen == {"agree", "capital in a word", "original reads nothing"}
+    two = next(r for r in rows if len(r["choices"]) == 2)
+    assert vote(two, "A or C") == "C/D" and compare(two, "A or C") == "agree"
+
+
+def test_real_replies_agree_with_the_original(real_replies, agreement_report):
+    counts = Counter(compare(row, reply) for row, reply in real_replies("tombench"))
+    agreement_report("tombench", counts)
+    assert not [k for k in counts if k.startswith("DISAGREE")], counts
