@@ -36,7 +36,7 @@ from exploretom.label import story_text
 from exploretom.lexicon import Context
 from exploretom.questions import generate_questions
 from exploretom.sampler import Progress, StorySampler
-from exploretom.targets import Item, Target, is_correct
+from exploretom.targets import Item, Target, is_correct, judge
 from exploretom.tracker import Tracker
 
 
@@ -155,7 +155,8 @@ class Evaluator:
         responses = self.target.answer(items) if items else []
         tally = {key: [0, 0] for key in todo}
         for key, item, response in zip(owners, items, responses):
-            tally[key][0] += not is_correct(response, item.question, self.cfg.scoring)
+            tally[key][0] += not is_correct(response, item.question, self.cfg.scoring,
+                                            item.tracker)
             tally[key][1] += 1
         for key, (wrong, scored) in tally.items():
             self.cache[key] = (wrong, scored)
@@ -352,5 +353,11 @@ def score_all(t: Tracker, target: Target, scoring: str = "strict") -> list[dict[
     text = story_text(t)
     questions = generate_questions(t)
     responses = target.answer([Item(t, text, q) for q in questions])
-    return [{**q, "response": r, "correct": is_correct(r, q, scoring)}
-            for q, r in zip(questions, responses)]
+    return [scored_question(q, r, scoring, t) for q, r in zip(questions, responses)]
+
+
+def scored_question(q: dict[str, Any], response: str, scoring: str,
+                    t: Tracker) -> dict[str, Any]:
+    """A question with the target's response, its correctness and how the answer was read."""
+    correct, read = judge(response, q, scoring, t)
+    return {**q, "response": response, "correct": correct, "read": read}

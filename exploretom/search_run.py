@@ -358,6 +358,7 @@ class Unit:
     index: int
     cond: Conditions
     accuracy: dict[str, float] = field(default_factory=dict)
+    unparsed: dict[str, float] = field(default_factory=dict)  # share of replies not read
     records: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -392,16 +393,19 @@ def bench_unit(cond: Conditions, k: int, seed: int, target: Target, cfg: SearchC
     unit = Unit(seed, k, cond)
     evaluator = Evaluator(fresh, cfg)  # only for which questions count
     for method in BENCH_METHODS:
-        accs = []
+        accs, unread, asked = [], 0, 0
         for j, nd in enumerate(picks[method]):
             questions = scored.pop(0)
             counted = [q for q in questions if q["order"] in cfg.orders
                        and (q["interesting"] or not cfg.interesting_only)]
             acc = sum(q["correct"] for q in counted) / len(counted) if counted else 1.0
             accs.append(acc)
+            unread += sum(q["read"] == "none" for q in counted)
+            asked += len(counted)
             unit.records.append(bench_record(method, cond, context, target, cfg, seed, unit,
                                              j, nd, acc, questions))
         unit.accuracy[method] = sum(accs) / len(accs) if accs else 1.0
+        unit.unparsed[method] = unread / asked if asked else 0.0
     del evaluator
     return unit
 
@@ -409,16 +413,14 @@ def bench_unit(cond: Conditions, k: int, seed: int, target: Target, cfg: SearchC
 def score_many(trackers: list[Tracker], target: Target, scoring: str) -> list[list[dict]]:
     """score_all for many stories in one batch to the target."""
     from exploretom.questions import generate_questions
-    from exploretom.targets import Item, is_correct
+    from exploretom.search import scored_question
+    from exploretom.targets import Item
 
     per_story = [(t, story_text(t), generate_questions(t)) for t in trackers]
     items = [Item(t, text, q) for t, text, qs in per_story for q in qs]
     responses = iter(target.answer(items) if items else [])
-    out = []
-    for _, _, qs in per_story:
-        out.append([{**q, "response": r, "correct": is_correct(r, q, scoring)}
-                    for q, r in zip(qs, responses)])
-    return out
+    return [[scored_question(q, r, scoring, t) for q, r in zip(qs, responses)]
+            for t, _, qs in per_story]
 
 
 def bench_record(method, cond, context, target, cfg, seed, unit: Unit, j: int, node: Node,
@@ -502,6 +504,7 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
                 unit = Unit(seed, k, cond)
                 if unit.id in done:
                     unit.accuracy = done[unit.id]["accuracy"]
+                    unit.unparsed = done[unit.id].get("unparsed", {})
                 else:
                     try:
                         unit = bench_unit(cond, k, seed, target, cfg, args.stories, lexicon)
@@ -515,7 +518,7 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
                             if rec["id"] not in written:
                                 out.write(rec)
                         unit_out.write({"id": unit.id, "accuracy": unit.accuracy,
-                                        "options": options})
+                                        "unparsed": unit.unparsed, "options": options})
                 units.append(unit)
                 if not args.quiet:
                     print(f"[{len(units)}/{len(seeds) * len(chosen)}] {unit.id}: " + "  ".join(
@@ -542,6 +545,11 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
           f"block_baseline_acc={mean['block_baseline']:.4f} "
           f"diff_points={100 * (mean['baseline'] - mean['astar']):+.1f} ci_low={lo:+.1f} "
           f"ci_high={hi:+.1f} settings={len(chosen)} seeds={len(seeds)}")
+    # replies nobody could read count as wrong above; their share says how much of a
+    # difference is unreadable answers rather than wrong ones
+    unread = {m: [u.unparsed[m] for u in units if m in u.unparsed] for m in BENCH_METHODS}
+    if any(unread.values()):
+        print("unparsed " + " ".join(f"{m}={sum(v) / len(v):.4f}" for m, v in unread.items() if v))
     return 0
 
 

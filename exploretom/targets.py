@@ -48,15 +48,29 @@ def user_prompt(text: str, question: str) -> str:
     return f"Story:\n{text}\n\nQuestion: {question}\nShort answer:"
 
 
-def is_correct(response: str, question: dict[str, Any], mode: str = "strict") -> bool:
-    gold = question["answer"]
-    if mode == "lenient":
-        return gold.lower() in response.lower()
-    from eval.answers import extract_answer
-    from eval.answers import is_correct as parser_is_correct
+def candidates(t: Tracker | None) -> list[str]:
+    """The places and containers of a story: what an untagged answer to its location questions
+    is read against ("Anne will look in the red_box." names the one container red_box)."""
+    return [] if t is None else [*t.rooms(), *sorted(t.container_room)]
 
-    return parser_is_correct(extract_answer(response, fallback=True), gold,
-                             question["answer_type"])
+
+def judge(response: str, question: dict[str, Any], mode: str = "strict",
+          tracker: Tracker | None = None) -> tuple[bool, str]:
+    """Whether a response answers the question right, and how its answer was read (the eval
+    reader's "tag", "fallback" or "none": a reply nobody could read is counted apart from a
+    wrong one). `lenient` is the paper's substring rule for the verdict."""
+    from eval.answers import score
+
+    verdict = score(response, question["answer"], question["answer_type"],
+                    candidates=candidates(tracker))
+    if mode == "lenient":
+        return question["answer"].lower() in response.lower(), verdict.read
+    return verdict.correct, verdict.read
+
+
+def is_correct(response: str, question: dict[str, Any], mode: str = "strict",
+               tracker: Tracker | None = None) -> bool:
+    return judge(response, question, mode, tracker)[0]
 
 
 class TargetError(RuntimeError):

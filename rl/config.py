@@ -167,6 +167,12 @@ class RewardSettings(_Section):
     # text is its derivation as exploretom.trace_check accepts it; for ExploreToM rows exported
     # with their story in meta. Not in the ToM-Synth recipe; 0: off
     trace_weight: float = Field(0.0, ge=0)
+    # Read untagged answers for the outcome reward as evaluation reads them (eval.answers.reading),
+    # so a policy that does not write the tags yet is rewarded for the answer it gave (the format
+    # reward still asks for them; a right untagged answer then totals 0, a wrong one -1). false:
+    # the paper's reward, where only a well-formed completion can earn the outcome (total in
+    # {-1, 0, 1})
+    untagged_outcome: bool = False
 
 
 class GreedyEvalSettings(_Section):

@@ -3,7 +3,9 @@
 - `format_reward`: 0 when the completion is exactly one `<think>` block followed by exactly one
   `<answer>` block, else -1.
 - `outcome_reward`: 1 when the extracted answer matches the row's gold answer under its
-  `answer_type`, else 0; 0 whenever the format is broken (no credit for a tagless answer).
+  `answer_type`, else 0; 0 whenever the format is broken (no credit for a tagless answer), unless
+  the run reads untagged answers too (`reward.untagged_outcome`: the evaluation reader, so a policy
+  is rewarded for the answer it gave).
 
 Their sum is the paper's R(y) in {-1, 0, 1}. TRL's `GRPOTrainer` calls each with
 `prompts`, `completions` and every dataset column as keyword arguments (`answer`, `answer_type`,
@@ -61,16 +63,20 @@ def outcome_reward(
     source: Sequence[str] | None = None,
     meta: Sequence[Any] | None = None,
     log_metric: Callable[[str, float], None] | None = None,
+    untagged: bool = False,
     **kwargs: Any,
 ) -> list[float]:
-    """ToM-Synth eq. 5 for each completion, logging accuracy per source and per order."""
+    """ToM-Synth eq. 5 for each completion, logging accuracy per source and per order. A row's
+    `meta.candidates` (a story's places and containers) are what an untagged short answer is
+    read against when `untagged` is on."""
     n = len(completions)
     choices = choices if choices is not None else [[]] * n
     rewards = []
     for i, completion in enumerate(completions):
         try:
+            candidates = _meta(meta[i] if meta is not None else None).get("candidates") or ()
             r = answers.outcome_reward(completion_text(completion), answer[i], answer_type[i],
-                                       list(choices[i] or []))
+                                       list(choices[i] or []), list(candidates), untagged=untagged)
         except ValueError:
             # only an unknown answer_type raises; rows are validated at load, so this is a row
             # that bypassed validation: it earns nothing rather than stopping the run
@@ -86,16 +92,30 @@ def outcome_reward(
     return rewards
 
 
-def _order(meta: Any) -> str | None:
-    """The belief order recorded in a row's meta (JSON string or dict), if any."""
+def _meta(meta: Any) -> dict[str, Any]:
+    """A row's meta (JSON string or dict) as a dict; {} when it is neither."""
     if isinstance(meta, str):
         try:
             meta = json.loads(meta)
         except json.JSONDecodeError:
-            return None
-    if isinstance(meta, dict) and meta.get("order") is not None:
-        return str(meta["order"])
-    return None
+            return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _order(meta: Any) -> str | None:
+    """The belief order recorded in a row's meta (JSON string or dict), if any."""
+    order = _meta(meta).get("order")
+    return None if order is None else str(order)
+
+
+def untagged_outcome_reward(prompts: Sequence[Any], completions: Sequence[Any],
+                            **kwargs: Any) -> list[float]:
+    """`outcome_reward` reading untagged answers as evaluation does (`reward.untagged_outcome`);
+    TRL logs it under the same name."""
+    return outcome_reward(prompts, completions, untagged=True, **kwargs)
+
+
+untagged_outcome_reward.__name__ = "outcome_reward"
 
 
 def total_reward(completion: Any, gold: str, answer_type: str, choices: Sequence[str] = ()) -> float:
@@ -128,7 +148,8 @@ def overlong_reward(max_length: int, buffer: int) -> Callable[..., list[float]]:
 
 def reward_functions(cfg) -> tuple[list[Callable[..., list[float]]], list[float]]:
     """The reward functions of a GRPO run (rl.config.GRPORun) and their weights."""
-    funcs, weights = [format_reward, outcome_reward], [cfg.reward.format_weight, cfg.reward.outcome_weight]
+    outcome = untagged_outcome_reward if cfg.reward.untagged_outcome else outcome_reward
+    funcs, weights = [format_reward, outcome], [cfg.reward.format_weight, cfg.reward.outcome_weight]
     if cfg.reward.overlong_buffer is not None:
         funcs.append(overlong_reward(cfg.grpo.max_completion_length, cfg.reward.overlong_buffer))
         weights.append(cfg.reward.overlong_weight)

@@ -243,7 +243,11 @@ def test_bench_search_prints_the_summary_line(tmp_path, capsys):
             "--budget", "15", "--seeds", "2", "--search", "continuations=5", "--seed", "0",
             "-q", "-o", str(out)]
     assert main(args) == 0
-    line = capsys.readouterr().out.strip()
+    printed = capsys.readouterr().out.strip()
+    line, *rest = printed.splitlines()
+    # the world reasoner says "" where it does not know: read as no answer, counted apart
+    assert len(rest) == 1 and re.fullmatch(
+        r"unparsed astar=0\.\d{4} baseline=0\.\d{4} block_baseline=0\.\d{4}", rest[0])
     m = SUMMARY.fullmatch(line)
     assert m and m[1] == "world" and m[8] == "2" and m[9] == "2"
     x, y = float(m[2]), float(m[3])
@@ -254,7 +258,7 @@ def test_bench_search_prints_the_summary_line(tmp_path, capsys):
     assert len({r["id"] for r in records}) == len(records)
     # Run twice: resumed from the file, nothing duplicated, the same line.
     assert main(args) == 0
-    assert capsys.readouterr().out.strip() == line
+    assert capsys.readouterr().out.strip() == printed
     assert out.read_text().count("\n") == len(records)
     # Other options on the same file: refused; --overwrite starts over.
     assert main([*args[:-2], "--budget", "14", "-o", str(out)]) == 2
@@ -327,3 +331,19 @@ def test_search_in_a_small_world_cut_from_the_builtin_lexicon(tmp_path, capsys):
         assert main(["search", "--config", str(cfg), "-o", str(tmp_path / "o.jsonl")]) == 2
         err = capsys.readouterr().err.strip().splitlines()[-1]
         assert err.startswith(f"error: {cfg}: {message}")
+
+
+def test_targets_read_untagged_answers_against_the_story_and_say_how():
+    # issue 30 item 3: the search scores a model that does not write tags with the eval reader,
+    # the story's places and containers as the candidates, and says which replies it could not read
+    from exploretom.label import validate
+    from exploretom.targets import candidates, judge
+
+    t = validate({"id": "s", "actions": [enter("Anne", "kitchen"), put("Anne", "apple", "box"),
+                                         put("Anne", "apple", "basket")]}, max_order=1)
+    q = {"answer": "basket", "answer_type": "short"}
+    assert set(candidates(t)) == {"kitchen", "box", "basket"}
+    assert judge("Anne will look for the apple in the basket.", q, tracker=t) == (True, "fallback")
+    assert judge("The apple was in the box, then the basket.", q, tracker=t) == (False, "none")
+    assert judge("<think>x</think><answer>box</answer>", q, tracker=t) == (False, "tag")
+    assert judge("the basket, I think", q, mode="lenient", tracker=t)[0]

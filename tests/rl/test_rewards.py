@@ -115,3 +115,25 @@ def test_total_reward_is_in_the_paper_range_and_never_raises(text, row):
     assert total_reward(text, gold, kind, choices) == f[0] + o[0]
     if f[0] == -1.0:
         assert o[0] == 0.0  # a broken format never earns the outcome reward
+
+
+def test_untagged_outcome_reads_answers_as_evaluation_does():
+    # issue 30 item 3: a policy that does not write the tags yet (a real instruct model) is
+    # rewarded for the answer it gave when the run says so; the format reward still asks for tags
+    from types import SimpleNamespace
+
+    from rl.rewards import reward_functions
+
+    meta = json.dumps({"candidates": ["kitchen", "red_box", "green_basket"]})
+    replies = ["Sally will look for the apple in the red_box.", "The apple is in the green_basket.",
+               "I cannot tell.", "<think>she left</think><answer>red_box</answer>"]
+    kw = dict(answer=["red_box"] * 4, answer_type=["short"] * 4, meta=[meta] * 4)
+    assert outcome_reward([""] * 4, replies, **kw) == [0.0, 0.0, 0.0, 1.0]  # the paper's
+    assert outcome_reward([""] * 4, replies, untagged=True, **kw) == [1.0, 0.0, 0.0, 1.0]
+    cfg = SimpleNamespace(reward=SimpleNamespace(
+        untagged_outcome=True, format_weight=1.0, outcome_weight=1.0, overlong_buffer=None,
+        trace_weight=0.0), grpo=None)
+    funcs, _ = reward_functions(cfg)
+    assert funcs[1].__name__ == "outcome_reward"  # TRL logs it under the usual name
+    assert funcs[1]([""] * 4, replies, **kw) == [1.0, 0.0, 0.0, 1.0]
+    assert format_reward([""] * 4, replies) == [-1.0, -1.0, -1.0, 0.0]
