@@ -6,18 +6,27 @@ correct answer in a fixed column, so the original evaluation shuffles the four o
 seeded RNG; here the order of each item is a function of (SHUFFLE_SEED, Record ID) only, so it is
 the same in every run and does not change when other items are added or removed.
 
+Reading a reply without answer tags as the original does (`baselines/utils.py`,
+`parse_sampled_answer`, whose prompts label the options `(A)` ...): the letter of the first
+"answer is (X)", else "Answer: (X)", else "answer: (X)", else "answer (X)", else of the first
+"(X)" anywhere in the reply, X one of A-D; so "(B) <option text> because ..." answers B, whatever
+capitals the option text holds ("A = benzoquinone, B = ..."). A reply without such a mark is read
+by the shared careful reader (a leading "B." label, an option's text).
+
 The authors ask that the questions not be shown in plain text online: keep samples and reports
 that quote them out of public places.
 """
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 from eval.benchmarks._common import (
     LETTERS, check_unique_ids, fail, option_lines, permutation_sha256,
 )
-from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row
+from eval.benchmarks._reading import untagged_reply
+from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Record, Row, default_score
 from eval.rows import make_row
 
 NAME = "gpqa_diamond"
@@ -91,6 +100,32 @@ SYSTEM_PROMPT = (
 )
 
 
+# the marks the original looks for, most specific first; each is followed by "(X)"
+_MARKS = [re.compile(re.escape(lead) + r"\((.)\)") for lead in
+          ("answer is ", "Answer: ", "answer: ", "answer ", "")]
+
+
+def original_letter(reply: str) -> str | None:
+    """The letter the original's parse_sampled_answer reads: for each mark in turn, its first
+    occurrence in the reply, taken when the bracketed character is A, B, C or D."""
+    for mark in _MARKS:
+        m = mark.search(reply)
+        if m and m.group(1) in "ABCD":
+            return m.group(1)
+    return None
+
+
+def score(row: Row, response: str) -> Record:
+    """The shared parser's verdict; a reply without answer tags that holds one of the original's
+    marks (`original_letter`) answers that letter."""
+    rec = default_score(row, response)
+    reply = untagged_reply(response)
+    letter = original_letter(reply) if reply is not None else None
+    if letter is not None:
+        rec.update(extracted=letter, read="fallback", correct=letter == row["answer"])
+    return rec
+
+
 BENCHMARK = Benchmark(
     name=NAME,
     category="iq",
@@ -98,6 +133,7 @@ BENCHMARK = Benchmark(
     default_dir="gpqa_diamond",
     hub_id="Idavidrein/gpqa",
     breakdowns=("domain", "subdomain"),
+    score=score,
     notes="4-way multiple-choice accuracy; the options are shuffled per item with a fixed seed.",
     extra={"hub_config": "gpqa_diamond", "shuffle_seed": SHUFFLE_SEED},
     system_prompt=SYSTEM_PROMPT,

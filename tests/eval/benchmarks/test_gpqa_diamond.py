@@ -8,7 +8,8 @@ from collections import Counter
 
 import pytest
 
-from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
+from eval import answers
+from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.gpqa_diamond import BENCHMARK, load
 from eval.rows import meta
 
@@ -124,3 +125,62 @@ def test_missing_column_and_short_record(sample, tmp_path):
     _write(f, header, [body[0], body[1][:10]])
     with pytest.raises(BenchmarkFormatError, match=re.escape(str(f)) + ": line [0-9]+: expected 78 fields"):
         load(f)
+
+
+# ------------------------------------------- reading untagged replies as the original reads them
+# idavidrein/gpqa baselines/utils.py `parse_sampled_answer` (its prompts label the options "(A)"
+# ...): tries "answer is (X)", "Answer: (X)", "answer: (X)", "answer (X)" and a bare "(X)" in that
+# order, each at its first occurrence in the reply, and returns X when it is A-D; else nothing
+# (the reply is scored wrong). The oracle is that rule; "agree" wherever it reads a letter.
+
+def original_letter_of(reply):
+    """original_parse, where a first match whose character is not A-D moves on to the next
+    pattern (as the original: it looks at one match per pattern)."""
+    for lead in ("answer is (", "Answer: (", "answer: (", "answer (", "("):
+        at = reply.find(lead)
+        while at >= 0:
+            end = at + len(lead)
+            if end + 1 < len(reply) and reply[end + 1] == ")":
+                break
+            at = reply.find(lead, at + 1)
+        if at >= 0 and reply[at + len(lead)] in "ABCD":
+            return reply[at + len(lead)]
+    return None
+
+
+def our_letter(row, reply):
+    return answers.chosen_option(record_for(row, reply, BENCHMARK)["extracted"], row["choices"])
+
+
+def compare(row, reply):
+    letter = original_letter_of(reply)
+    if letter is None:
+        return "original reads nothing"
+    ours = our_letter(row, reply)
+    return "agree" if ours == letter else f"DISAGREE {letter} vs {ours}: {reply[:80]!r}"
+
+
+def test_untagged_shapes_agree_with_the_original(rows):
+    row = next(r for r in rows if r["id"].endswith("rec9GugrngvsQR99A"))
+    a, b, c, d = row["choices"]  # B is "A = benzoquinone, B = methyl 2-hydroxypropanoate"
+    assert b.startswith("A = benzoquinone, B = ")
+    shapes = {
+        f"(B) {b} because the first reaction forms the quinone.": "B",
+        f"(C) {c}": "C",
+        "The answer is (D).": "D",
+        f"(A) {a}\n\nThe answer is (B).": "B",  # "answer is (X)" comes before a bare "(X)"
+        "Answer: (C)\nI first thought (A).": "C",
+        "I would say (B) or (C).": "B",  # the original takes the first bracketed letter
+        "(E) none of these, so (C).": None,  # the first "(X)" is no option: nothing is read
+        f"B. {b}": None,  # no bracketed letter: the original reads nothing; ours reads B
+    }
+    for reply, letter in shapes.items():
+        assert original_letter_of(reply) == letter, reply
+        assert compare(row, reply) in ("agree", "original reads nothing"), compare(row, reply)
+    assert our_letter(row, f"B. {b}") == "B"
+
+
+def test_real_replies_agree_with_the_original(real_replies, agreement_report):
+    counts = Counter(compare(row, reply) for row, reply in real_replies("gpqa_diamond"))
+    agreement_report("gpqa_diamond", counts)
+    assert not [k for k in counts if k.startswith("DISAGREE")], counts
