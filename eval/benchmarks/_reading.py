@@ -9,6 +9,7 @@ our words and on our prompt format; these are the pieces several of them need:
   when the reply has an answer block (our tags decide) or stopped inside its `<think>`;
 - `letter_marks`: the option letters a text writes as letters, not the capitals that begin a
   word (the `A` of "After", the `D` of "Daniel") nor the article or pronoun ("A basket");
+  `letter_runs` also takes runs of them ("AC");
 - `is_refusal`: a reply that declines to answer ("I'm sorry, but I can't ...");
 - `exact_option`: the option whose whole text an answer is.
 """
@@ -71,6 +72,25 @@ def letter_marks(text: str, letters: str) -> list[tuple[int, str]]:
                 continue
         marks.append((m.start(), letter))
     return marks
+
+
+# a run of capitals standing alone: "AC", "B", "(B)(D)" gives "B" and "D"
+_RUN = re.compile(r"(?<![A-Za-z0-9'’_])([A-Z]+)(?![A-Za-z0-9'’_])")
+
+
+def letter_runs(text: str, letters: str) -> list[tuple[int, str]]:
+    """(position, run) of each run of capitals that are all in `letters` and stand alone ("AC",
+    "B"), with `letter_marks`' exclusions for a single A or I (the article, the pronoun): the
+    letters a text gives as a set ("The answer is AC", "B and D")."""
+    out = []
+    for m in _RUN.finditer(text):
+        run = m.group(1)
+        if any(c not in letters for c in run):
+            continue
+        if len(run) == 1 and not letter_marks(text[m.start():m.end() + 24], letters):
+            continue
+        out.append((m.start(), run))
+    return out
 
 
 _REFUSAL = re.compile(

@@ -12,6 +12,16 @@ for mathematical equivalence (the shared parser's `number` rule). Accuracy is re
 sat-en-without-passage included, and so does a folder of the whole release here.
 English tasks get English instructions and Chinese tasks Chinese ones, as in the original.
 
+A reply without answer tags is read as the original's `post_process.py` reads its settings'
+replies, on the text after the reply's last "answer is" / "答案是" when it has one (the few-shot
+readers' `answer is .*?([A-G])`), else on the whole reply (the zero-shot readers): a single-answer
+item takes the first option letter (`find_first_capital_letter`, A-F), a multi-answer item the set
+of letters (`parse_qa_multiple_answer`), a cloze item the last `\boxed{}`, else the last `$...$`,
+else what follows the last "=", else the last number (`parse_math_answer`), the part after an
+"=" inside the box or the dollars, and after "The answer is therefore" / "答案是". Unlike the
+original, a letter is one written alone, not the capital that begins a word (the B of "Based")
+nor the article A. A reply in which that finds no letter keeps the shared careful reader.
+
 A few release labels can never equal what the original's parser returns (a single-answer task
 compares one letter with `"AD"`; a multi-answer task compares a set of letters with `{'B', '。'}`
 or with the empty label `[]`, which falls back to the null `answer`). Such an item is loaded,
@@ -28,6 +38,7 @@ from eval import answers
 from eval.benchmarks._common import (
     LETTERS, check_unique_ids, fail, has_cjk, letters_for, option_lines, read_jsonl, require, warn,
 )
+from eval.benchmarks._reading import letter_marks, letter_runs, untagged_reply
 from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns, default_score
 from eval.rows import make_row, meta
 
@@ -230,10 +241,100 @@ def _letter_set(text: str | None) -> frozenset[str] | None:
     return frozenset(letters) if len(set(letters)) == len(letters) else None
 
 
+_ANSWER_IS = re.compile(r"(?i)answer\s+is\b|答案是")
+
+
+def _answer_part(reply: str) -> str:
+    """What follows the reply's last "answer is" / "答案是", else the whole reply."""
+    marks = list(_ANSWER_IS.finditer(reply))
+    return reply[marks[-1].end():] if marks else reply
+
+
+def original_letter(reply: str) -> str | None:
+    """The single-answer reading: after "answer is", the first of the letters A-G; else the
+    first of A-F in the reply; letters written alone (`letter_marks`)."""
+    part = _answer_part(reply)
+    if part is not reply:
+        found = letter_marks(part, "ABCDEFG")
+        if found:
+            return found[0][1]
+    found = letter_marks(reply, "ABCDEF")
+    return found[0][1] if found else None
+
+
+def original_letters(reply: str) -> frozenset[str] | None:
+    """The multi-answer reading: every letter A-F given alone or in a run ("AC") after "answer
+    is", else in the whole reply; None when there is none."""
+    letters = {c for _, run in letter_runs(_answer_part(reply), "ABCDEF") for c in run}
+    return frozenset(letters) or None
+
+
+_THEREFORE = ("The answer is therefore", "答案是")
+_DOLLARS = re.compile(r"\$(.*)\$")
+_NUMBER = re.compile(r"(?:\$)?\d+(?:\.\d+)?(?![\w\d])")
+
+
+def _last_boxed(text: str) -> str | None:
+    """The content of the last `\\boxed{...}` (braces balanced), else None."""
+    start = text.rfind("\\boxed")
+    open_at = text.find("{", start) if start >= 0 else -1
+    if open_at < 0 or text[start + len("\\boxed"):open_at].strip():
+        return None
+    depth = 0
+    for i in range(open_at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[open_at + 1:i]
+    return None
+
+
+def original_cloze(reply: str) -> str | None:
+    """The cloze reading (`parse_math_answer`, zero-shot): see the module docstring."""
+    s = reply
+    for lead in _THEREFORE:
+        if lead in s:
+            s = s[s.rfind(lead) + len(lead):].strip()
+    if "\\boxed" in s:
+        found = _last_boxed(s)
+    else:
+        dollars = _DOLLARS.findall(s)
+        found = dollars[-1] if dollars else None
+        if not found:
+            if "=" in s:
+                return s.split("=")[-1].lstrip(" ").rstrip(".").split("\\n")[0] or None
+            numbers = _NUMBER.findall(s)
+            return numbers[-1] if numbers else None
+    if found is not None and "=" in found:
+        found = found.split("=")[-1].lstrip(" ")
+    return found or None
+
+
+def _original_reading(row: Row, m: dict, reply: str) -> Record | None:
+    """The record of an untagged reply read by the original's rule, or None when it reads
+    nothing there."""
+    if m.get("kind") == "cloze":
+        said = original_cloze(reply)
+        return None if said is None else {
+            "extracted": said, "correct": answers.is_correct(said, row["answer"], "number")}
+    if m.get("task") in MULTI_ANSWER_TASKS:
+        letters = original_letters(reply)
+        return None if letters is None else {
+            "extracted": "".join(sorted(letters)),
+            "correct": letters == frozenset(m.get("gold_letters") or ())}
+    letter = original_letter(reply)
+    return None if letter is None else {"extracted": letter, "correct": letter == row["answer"]}
+
+
 def score(row: Row, response: str) -> Record:
     """The shared parser's verdict, except that a multi-answer item compares the set of letters
-    in the extracted answer with the gold set (the original's exact-set rule)."""
+    in the extracted answer with the gold set (the original's exact-set rule), and a reply
+    without answer tags is read by the original's rule where it reads something."""
     m = meta(row)
+    reply = untagged_reply(response)
+    read = _original_reading(row, m, reply) if reply is not None else None
+    if read is not None:
+        return {**read, "correct": read["correct"] and not m.get("unscorable"),
+                "format_ok": answers.check_format(response), "read": "fallback"}
     if m.get("unscorable"):
         return {**default_score(row, response), "correct": False}
     if m.get("kind") != "multi_answer" or len(m.get("gold_letters", [])) < 2:

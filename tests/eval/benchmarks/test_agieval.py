@@ -3,6 +3,7 @@ math-equivalent cloze answers, English and Chinese instructions."""
 import json
 import re
 import shutil
+from collections import Counter
 
 import pytest
 
@@ -247,3 +248,141 @@ def test_label_that_is_neither_letter_nor_list_still_fails(copy):
     _edit(f, 1, lambda o: o.update(label=3))
     with pytest.raises(BenchmarkFormatError, match=re.escape(f"{f}: line 1: field 'label': expected")):
         load(copy)
+
+
+# ------------------------------------------- reading untagged replies as the original reads them
+# ruixiangcui/AGIEval src/post_process.py, in each setting the paper reports:
+# - single answer: few-shot settings search "answer is .*?([A-G])" (CoT: in the reply's last
+#   line) and fall back, as the zero-shot settings do, on `find_first_capital_letter`: the first
+#   character of the reply that is one of A-F;
+# - multi-answer (jec-qa-*, gaokao-physics): every A-F of `\(*([A-F])\)*` in the reply, as a set;
+# - cloze: `parse_math_answer` (zero-shot): see original_cloze below.
+# The oracles are those rules, with the position of what they took, so a test can tell a letter
+# from the capital that begins a word.
+
+def oracle_letter(reply):
+    lines = [line for line in reply.split("\n") if line.strip()]
+    m = re.search("answer is .*?([A-G])", lines[-1]) if lines else None
+    if m:
+        return m.group(1), None
+    for i, c in enumerate(reply):
+        if c in "ABCDEF":
+            return c, i
+    return None, None
+
+
+def oracle_letters(reply):
+    return {m.group(1) for m in re.finditer(r"\(*([A-F])\)*", reply)}
+
+
+def oracle_cloze(reply):
+    s = reply
+    for lead in ("The answer is therefore", "答案是"):
+        if s.startswith(lead):
+            s = s[len(lead):].strip()
+        elif lead in s:
+            s = s[s.rindex(lead) + len(lead):].strip()
+    if "\\boxed" in s:
+        start = s.rindex("\\boxed")
+        depth, end = 0, None
+        for i in range(start, len(s)):
+            depth += {"{": 1, "}": -1}.get(s[i], 0)
+            if s[i] == "}" and depth == 0:
+                end = i
+                break
+        box = s[start:end + 1] if end is not None else ""
+        if not (box.startswith("\\boxed{") and box.endswith("}")):
+            return None
+        inner = box[len("\\boxed{"):-1]
+        return inner.split("=")[-1].lstrip(" ") if "=" in inner else inner
+    found = re.findall(r"\$(.*)\$", s)
+    if found and found[-1]:
+        last = found[-1]
+        return last.split("=")[-1].lstrip(" ") if "=" in last else last
+    if "=" in s:
+        return s.split("=")[-1].lstrip(" ").rstrip(".").split("\\n")[0]
+    numbers = re.findall(r"(?:\$)?\d+(?:\.\d+)?(?![\w\d])", s)
+    return numbers[-1] if numbers else None
+
+
+def begins_a_word(reply, i):
+    """The capital at i is part of a word ("Based"; a run of option letters such as "BD" is
+    not a word) or is the article A ("A train leaves ...")."""
+    start, end = i, i + 1
+    while start > 0 and reply[start - 1].isalnum():
+        start -= 1
+    while end < len(reply) and reply[end].isalnum():
+        end += 1
+    if not all(c in "ABCDEFG" for c in reply[start:end]):
+        return True
+    word = reply[end:].split(maxsplit=1)
+    return reply[start:end] == "A" and bool(word) and word[0].isalpha() and word[0].islower() and \
+        word[0] not in ("or", "and", "is", "because")
+
+
+def compare(row, reply):
+    m = meta(row)
+    rec = record_for(row, reply, BENCHMARK)
+    if m["kind"] == "cloze":
+        said = oracle_cloze(reply)
+        if said is None:
+            return "original reads nothing"
+        return "agree" if rec["extracted"] == said else f"DISAGREE {said!r} vs {rec['extracted']!r}"
+    if m["task"] in ("gaokao-physics", "jec-qa-ca", "jec-qa-kd"):
+        said = oracle_letters(reply)
+        if not said:
+            return "original reads nothing"
+        ours = set(rec["extracted"] or "") if rec["read"] == "fallback" else None
+        if ours == said:
+            return "agree"
+        if any(begins_a_word(reply, x.start(1)) for x in re.finditer(r"\(*([A-F])\)*", reply)):
+            return "capital in a word"
+        if re.search(r"(?i)answer\s+is|答案是", reply):
+            return "letters before the answer statement"
+        return f"DISAGREE {sorted(said)} vs {ours}: {reply[:80]!r}"
+    said, at = oracle_letter(reply)
+    if said is None:
+        return "original reads nothing"
+    if rec["extracted"] == said:
+        return "agree"
+    if at is not None and begins_a_word(reply, at):
+        return "capital in a word"
+    return f"DISAGREE {said} vs {rec['extracted']}: {reply[:80]!r}"
+
+
+def test_untagged_shapes_agree_with_the_original(rows):
+    single = next(r for r in rows if meta(r)["kind"] == "multiple_choice" and len(r["choices"]) >= 4
+                  and not meta(r).get("unscorable"))
+    a, b, c = single["choices"][:3]
+    multi = next(r for r in rows if r["id"] == "agieval-jec-qa-ca-2")  # gold B, D
+    cloze = next(r for r in rows if meta(r)["task"] == "math" and r["answer"] == "0.015")
+    cases = [
+        (single, f"(B) {b} because the passage says so.", "agree", "B"),
+        (single, "The answer is C.", "agree", "C"),
+        (single, "D", "agree", "D"),
+        (single, f"Based on the passage, (C) {c}.", "capital in a word", "C"),  # original: B
+        (single, "After reading it twice, I pick C.", "capital in a word", "C"),  # original: A
+        (single, "I pick E.", "agree", "E"),  # E is read as the original does, and is wrong
+        (multi, "答案是BD", "agree", "BD"),
+        (multi, "The answer is B and D.", "agree", "BD"),
+        (multi, "(B)(D)", "agree", "BD"),
+        (multi, "Option A is wrong, so the answer is BD.", "letters before the answer statement",
+         "BD"),
+        (cloze, "So the rate is 0.015.", "agree", "0.015"),
+        (cloze, "We find $x = \\frac{3}{200}$, done.", "agree", "\\frac{3}{200}"),
+        (cloze, "\\boxed{0.015}", "agree", "0.015"),
+        (cloze, "The answer is therefore 15", "agree", "15"),
+        (cloze, "no idea", "original reads nothing", None),
+    ]
+    for row, reply, verdict, extracted in cases:
+        assert compare(row, reply) == verdict, (reply, compare(row, reply))
+        if extracted is not None:
+            assert record_for(row, reply, BENCHMARK)["extracted"] == extracted, reply
+    assert record_for(multi, "答案是BD", BENCHMARK)["correct"]
+    assert record_for(cloze, "We find $x = \\frac{3}{200}$, done.", BENCHMARK)["correct"]
+
+
+def test_real_replies_agree_with_the_original(real_replies, agreement_report):
+    counts = Counter(compare(row, reply) for row, reply in real_replies("agieval"))
+    agreement_report("agieval", counts)
+    assert not [k for k in counts if k.startswith("DISAGREE")], counts
