@@ -4,7 +4,10 @@ Release format: the Hugging Face dataset MathArena/aime_2025, i.e. `data/train-*
 `problem_idx` (1-15 = AIME I, 16-30 = AIME II), `problem` (LaTeX), `answer` (int) and
 `problem_type` (list of topics); a JSONL file with the same fields is read too.
 Scoring: exact match of the final integer (the shared parser's `number` rule), per contest and
-per topic (a problem counts under each of its topics).
+per topic (a problem counts under each of its topics). A reply without answer tags is read as
+MathArena's parser reads every reply (`extract_answer`, strict): the content of its last
+`\boxed{}` (or `\fbox{}`); a reply without a box, which MathArena scores wrong, is read by the
+shared fallback (an "answer: X" line, a short reply).
 """
 from __future__ import annotations
 
@@ -12,7 +15,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from eval.benchmarks._common import check_unique_ids, fail, multi_valued_breakdown, read_jsonl, require
-from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row, accuracy_with_breakdowns
+from eval import answers
+from eval.benchmarks._reading import untagged_reply
+from eval.benchmarks.base import (
+    Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns, default_score,
+)
 from eval.rows import make_row
 
 NAME = "aime2025"
@@ -87,6 +94,59 @@ def load(path: Path) -> list[Row]:
     return rows
 
 
+def _balanced(text: str, open_at: int) -> int | None:
+    """The index of the brace closing the one at `open_at`, or None."""
+    depth = 0
+    for i in range(open_at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return None
+
+
+def last_box(reply: str) -> str | None:
+    """The content of the last `boxed{...}` or `fbox{...}` of a reply, boxes read left to right
+    without overlapping and their braces balanced, boxes inside it unwrapped (MathArena's
+    `find_last_boxed_content`); None when there is none."""
+    found, pos = None, 0
+    while True:
+        starts = [i for i in (reply.find("boxed{", pos), reply.find("fbox{", pos)) if i >= 0]
+        if not starts:
+            return found
+        open_at = reply.index("{", min(starts))
+        close = _balanced(reply, open_at)
+        if close is None:
+            pos = open_at + 1
+            continue
+        found, pos = last_box_unwrapped(reply[open_at + 1:close]), close + 1
+
+
+def last_box_unwrapped(text: str) -> str:
+    """`text` with every `\\boxed{x}` / `\\fbox{x}` inside it replaced by x."""
+    while True:
+        starts = [i for i in (text.find("\\boxed{"), text.find("\\fbox{")) if i >= 0]
+        if not starts:
+            return text
+        at = min(starts)
+        open_at = text.index("{", at)
+        close = _balanced(text, open_at)
+        if close is None:
+            return text
+        text = text[:at] + text[open_at + 1:close] + text[close + 1:]
+
+
+def score(row: Row, response: str) -> Record:
+    """The shared parser's verdict; a reply without answer tags that holds a box answers its
+    last box's content (`last_box`)."""
+    rec = default_score(row, response)
+    reply = untagged_reply(response)
+    boxed = last_box(reply) if reply is not None else None
+    if boxed is not None and boxed.strip():
+        rec.update(extracted=boxed.strip(), read="fallback",
+                   correct=answers.is_correct(boxed.strip(), row["answer"], "number"))
+    return rec
+
+
 def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     out = accuracy_with_breakdowns(records, ("contest",))
     out["by_problem_type"] = multi_valued_breakdown(records, "problem_type")
@@ -108,6 +168,7 @@ BENCHMARK = Benchmark(
     default_dir="aime2025",
     hub_id="MathArena/aime_2025",
     breakdowns=("contest", "problem_type"),
+    score=score,
     aggregate=aggregate,
     notes="Exact match of the final integer answer (0-999); accuracy per contest (I, II) and topic.",
     system_prompt=SYSTEM_PROMPT,

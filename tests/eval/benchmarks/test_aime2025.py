@@ -2,11 +2,12 @@
 import json
 import re
 import shutil
+from collections import Counter
 
 import pytest
 
 from eval.benchmarks.aime2025 import BENCHMARK, load
-from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
+from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.rows import meta
 
 
@@ -93,3 +94,57 @@ def test_parquet_missing_column(tmp_path):
     pq.write_table(pa.table({"problem_idx": [1, 2], "problem": ["p1", "p2"], "answer": [3, None]}), f)
     with pytest.raises(BenchmarkFormatError, match=re.escape(f"{f}: record 2: field 'answer': missing")):
         load(tmp_path)
+
+
+# ------------------------------------------- reading untagged replies as the original reads them
+# eth-sri/matharena src/matharena/parser.py `extract_answer` (strict parsing, as for the AIME
+# competitions): the content of the last match of `(boxed|fbox){...}` with balanced braces, boxes
+# inside it unwrapped, then parsed as an integer (or a LaTeX expression); no box: no answer. The
+# oracle is that reading (a regex-free scan of our own).
+
+def oracle_box(reply):
+    found, i = None, 0
+    while i < len(reply):
+        if reply.startswith("boxed{", i) or reply.startswith("fbox{", i):
+            j = reply.index("{", i)
+            depth, k = 0, j
+            while k < len(reply):
+                depth += {"{": 1, "}": -1}.get(reply[k], 0)
+                if depth == 0:
+                    break
+                k += 1
+            if k < len(reply):
+                found = re.sub(r"\\(?:boxed|fbox)\{([^{}]*)\}", r"\1", reply[j + 1:k])
+                i = k + 1
+                continue
+        i += 1
+    return found
+
+
+def compare(row, reply):
+    said = oracle_box(reply)
+    if said is None:
+        return "original reads nothing"
+    rec = record_for(row, reply, BENCHMARK)
+    return "agree" if rec["extracted"] == said.strip() else f"DISAGREE {said!r} vs {rec['extracted']!r}"
+
+
+def test_untagged_shapes_agree_with_the_original(rows):
+    row = rows[0]
+    gold = row["answer"]
+    cases = {
+        f"The answer is {int(gold) + 1}. Checking again, it is \\boxed{{{gold}}}.": (gold, True),
+        f"First \\boxed{{1}}, then \\boxed{{\\boxed{{{gold}}}}}": (gold, True),
+        "So $x = 4$ and the answer: \\boxed{x = 4}": ("x = 4", int(gold) == 4),
+        f"The answer is {gold}.": (gold, True),  # no box: MathArena reads nothing; ours reads it
+    }
+    for reply, (extracted, correct) in cases.items():
+        assert compare(row, reply) in ("agree", "original reads nothing"), reply
+        rec = record_for(row, reply, BENCHMARK)
+        assert (rec["extracted"], rec["correct"], rec["read"]) == (extracted, correct, "fallback")
+
+
+def test_real_replies_agree_with_the_original(real_replies, agreement_report):
+    counts = Counter(compare(row, reply) for row, reply in real_replies("aime2025"))
+    agreement_report("aime2025", counts)
+    assert not [k for k in counts if k.startswith("DISAGREE")], counts
