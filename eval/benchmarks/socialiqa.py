@@ -5,14 +5,22 @@ Release format (AI2's socialiqa-train-dev.zip): `<split>.jsonl` with `context`, 
 Scoring: 3-way multiple-choice accuracy. The breakdown by question type follows the ATOMIC
 dimensions the questions were templated from (wants, reactions, motivations, needs, effects,
 descriptions), recognised from the question wording.
+
+Reading: AI2 released no reader of free-text replies (the leaderboard took a label per item), so
+the shared careful reader decides, with two guards of this benchmark's own: an answer that is
+exactly one option's text names that option, even when the option begins with a word the reader
+would take for a lead-in ("answer the phone", dev-468 and dev-725 of the release); and a reply
+that declines ("I'm sorry, but I can't ...") answers nothing, even though it contains the words of
+an option ("sorry", dev-923), unless it writes an option letter.
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from eval.benchmarks._common import fail, option_lines, read_jsonl, require
-from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row
+from eval.benchmarks._common import LETTERS, fail, option_lines, read_jsonl, require
+from eval.benchmarks._reading import exact_option, is_refusal, letter_marks, untagged_reply
+from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Record, Row, default_score
 from eval.rows import make_row
 
 NAME = "socialiqa"
@@ -89,6 +97,25 @@ def load(path: Path) -> list[Row]:
     return rows
 
 
+def score(row: Row, response: str) -> Record:
+    """The shared parser's verdict, with the two guards of the module docstring."""
+    rec = default_score(row, response)
+    choices = row["choices"]
+    reply = untagged_reply(response)
+    exact = exact_option(rec["extracted"], choices)
+    if exact is None and reply is not None:
+        exact = exact_option(reply, choices)
+    if exact is not None:
+        letter = LETTERS[exact]
+        return {**rec, "extracted": letter, "correct": letter == row["answer"],
+                "read": "fallback" if rec["read"] == "none" else rec["read"]}
+    said = rec["extracted"] if rec["read"] == "tag" else reply
+    if is_refusal(said) and not letter_marks(said, LETTERS[:len(choices)]):
+        return {**rec, "extracted": None, "correct": False,
+                "read": "tag" if rec["read"] == "tag" else "none"}
+    return rec
+
+
 BENCHMARK = Benchmark(
     name=NAME,
     category="ei",
@@ -96,5 +123,6 @@ BENCHMARK = Benchmark(
     default_dir="socialiqa",
     hub_id="allenai/social_i_qa",
     breakdowns=("question_type",),
+    score=score,
     notes="3-way multiple-choice accuracy (labels 1-3 in <split>-labels.lst).",
 )

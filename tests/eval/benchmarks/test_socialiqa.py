@@ -2,10 +2,11 @@
 import json
 import re
 import shutil
+from collections import Counter
 
 import pytest
 
-from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
+from eval.benchmarks.base import BenchmarkFormatError, default_score, record_for, scripted_metrics
 from eval.benchmarks.socialiqa import BENCHMARK, load, question_type
 from eval.rows import SYSTEM_PROMPT, meta
 
@@ -102,3 +103,62 @@ def test_missing_labels_file(copy):
     (copy / "dev-labels.lst").unlink()
     with pytest.raises(BenchmarkFormatError, match="dev-labels.lst: no such file"):
         load(copy)
+
+
+# ------------------------------------------------------------------ reading replies
+# AI2 released no reader of free-text replies for Social IQa (its leaderboard took one label per
+# item; lm-evaluation-harness compares the options' likelihoods): the shared careful reader
+# decides, with this benchmark's two guards (socialiqa.score).
+
+def _variant(rows, choices, answer):
+    return dict(rows[0], choices=choices, answer=answer)
+
+
+@pytest.mark.parametrize("reply", [
+    "<think>t</think><answer>answer the phone</answer>", "answer the phone",
+    "The answer is answer the phone", "Answer: answer the phone.", "A. answer the phone",
+    "A", "She would answer the phone.",
+])
+def test_an_option_beginning_with_answer_can_be_chosen_by_its_text(rows, reply):
+    # dev-468 and dev-725 of the release have an option that begins with "answer": the shared
+    # reader takes that word for a lead-in ("answer: B") and read nothing, even inside the tags
+    row = _variant(rows, ["answer the phone", "ignore the ringing", "leave the house"], "A")
+    rec = record_for(row, reply, BENCHMARK)
+    assert rec["correct"] and rec["extracted"] in ("A", "answer the phone") and rec["read"] != "none"
+
+
+@pytest.mark.parametrize("reply,read", [
+    ("I'm sorry, but I can't help with that.", "none"),
+    ("I'm sorry, I cannot answer this question as it requires more context.", "none"),
+    ("Sorry, I don't know.", "none"),
+    ("As an AI, I have no feelings to say sorry with.", "none"),
+    ("<think>t</think><answer>I'm sorry, I can't tell.</answer>", "tag"),
+])
+def test_a_refusal_is_no_answer_even_when_an_option_is_sorry(rows, reply, read):
+    # dev-923: one option is "sorry"; a refusal named it and scored right
+    row = _variant(rows, ["say thank you", "sorry", "laugh at them"], "B")
+    rec = record_for(row, reply, BENCHMARK)
+    assert not rec["correct"] and rec["extracted"] is None and rec["read"] == read
+
+
+@pytest.mark.parametrize("reply", ["sorry", "B. sorry", "Sorry.", "B", "I'm sorry to say it is B.",
+                                   "They would say sorry."])
+def test_the_option_sorry_is_still_read(rows, reply):
+    row = _variant(rows, ["say thank you", "sorry", "laugh at them"], "B")
+    assert record_for(row, reply, BENCHMARK)["correct"], reply
+
+
+def test_real_replies_are_read_as_the_careful_reader_reads_them(real_replies, agreement_report):
+    # no original reader: the guard must only change refusals and exact option texts
+    counts = Counter()
+    for row, reply in real_replies("socialiqa"):
+        ours = record_for(row, reply, BENCHMARK)
+        shared = default_score(row, reply)
+        if (ours["extracted"], ours["correct"]) == (shared["extracted"], shared["correct"]):
+            counts["as the shared reader"] += 1
+        elif ours["extracted"] is None:
+            counts["refusal"] += 1
+        else:
+            counts["exact option text"] += 1
+    agreement_report("socialiqa", counts)
+    assert sum(counts.values()) > 0
