@@ -5,14 +5,20 @@ questions with `conversation` (`Name: "utterance"` lines), `q`, options `a0`..`a
 index `a_idx` (and its text `a_str`), `mental_state` (belief, desire, emotion, intention,
 knowledge), `order` (1 or 2), `false_belief` (bool), `q_id`, `u_id` and speaker metadata.
 Scoring: 4-way multiple choice, accuracy per mental state and per order (and for the
-false-belief subset).
+false-belief subset). The release's own scripts (`code/run_gpt.py`, `code/run_local_llm.py`) label
+the options `[A]`..`[D]` and read a reply's first bracketed letter `[A]`..`[D]`; a reply without
+one is wrong there. A reply without answer tags is read that way here when it holds such a mark,
+else by the shared careful reader (our prompt labels the options `A.`, so "A. <option text>" is
+read as A where the original reads nothing).
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from eval.benchmarks._common import choice_block, fail, files_in, get, read_json
-from eval.benchmarks.base import Benchmark, Row
+from eval.benchmarks._reading import untagged_reply
+from eval.benchmarks.base import Benchmark, Record, Row, default_score
 from eval.rows import make_row
 
 NAME = "tomato"
@@ -79,6 +85,20 @@ def _row(item, file: Path, i: int) -> Row:
     )
 
 
+_BRACKETED = re.compile(r"\[([A-D])\]")
+
+
+def score(row: Row, response: str) -> Record:
+    """The shared parser's verdict; a reply without answer tags that holds a bracketed letter
+    `[X]` answers the first one, as the release's scripts read replies."""
+    rec = default_score(row, response)
+    reply = untagged_reply(response)
+    m = _BRACKETED.search(reply) if reply is not None else None
+    if m:
+        rec.update(extracted=m.group(1), read="fallback", correct=m.group(1) == row["answer"])
+    return rec
+
+
 BENCHMARK = Benchmark(
     name=NAME,
     category="tom",
@@ -86,6 +106,7 @@ BENCHMARK = Benchmark(
     default_dir="tomato",
     hub_id=None,  # released on GitHub (nttmdlab-nlp/ToMATO)
     breakdowns=("mental_state", "order", "false_belief"),
+    score=score,
     notes="4-way multiple choice; accuracy per mental state (belief, desire, emotion, intention, "
     "knowledge), per order and for false-belief questions.",
 )

@@ -1,9 +1,12 @@
 """ToMATO loader: JSON list with a0..a3 and a_idx, accuracy per mental state and order."""
 import json
+import re
+from collections import Counter
 
 import pytest
 
-from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
+from eval import answers
+from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.tomato import BENCHMARK, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text
 
@@ -74,3 +77,46 @@ def test_full_file_and_subset_are_asked_once(tmp_path, items):
     (tmp_path / "tomato.json").write_text(json.dumps(items))
     (tmp_path / "tomato_fb.json").write_text(json.dumps(items[:30]))
     assert len(load(tmp_path)) == 100
+
+
+# ------------------------------------------- reading untagged replies as the original reads them
+# nttmdlab-nlp/ToMATO code/run_gpt.py `extract_answer_from_response` (run_local_llm.py the same):
+# the options are shown as "[A] ..." and the answer is the letter of the first match of the
+# character class `\[[A,B,C,D]\]` in the reply ("[,]" matches too, and gives ","), else "" (wrong).
+
+def oracle(reply):
+    m = re.search(r"\[[A,B,C,D]\]", reply)
+    return m.group(0)[1] if m else None
+
+
+def compare(row, reply):
+    said = oracle(reply)
+    if said is None:
+        return "original reads nothing"
+    ours = answers.chosen_option(record_for(row, reply, BENCHMARK)["extracted"], row["choices"])
+    if said == ",":
+        return "original reads [,]"  # a reply writing "[,]" before any letter: wrong there
+    return "agree" if ours == said else f"DISAGREE {said} vs {ours}: {reply[:80]!r}"
+
+
+SHAPES = [  # (reply, our letter); SmolLM2 writes "A" or "A. <option text>" (runs/real)
+    ("[C]", "C"),
+    ("I think the answer is [B] because he hesitates.", "B"),
+    ("[A] He thinks so. Or maybe [D].", "A"),  # the original takes the first bracketed letter
+    ("A. He thinks that she will be hesitant to destroy the object.", "A"),  # original: nothing
+    ("A", "A"),
+]
+
+
+def test_untagged_shapes_agree_with_the_original(rows):
+    row = rows[0]
+    for reply, letter in SHAPES:
+        assert answers.chosen_option(record_for(row, reply, BENCHMARK)["extracted"],
+                                     row["choices"]) == letter, reply
+        assert compare(row, reply) in ("agree", "original reads nothing"), reply
+
+
+def test_real_replies_agree_with_the_original(real_replies, agreement_report):
+    counts = Counter(compare(row, reply) for row, reply in real_replies("tomato"))
+    agreement_report("tomato", counts)
+    assert not [k for k in counts if k.startswith("DISAGREE")], counts
