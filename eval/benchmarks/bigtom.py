@@ -11,12 +11,19 @@ initial belief hidden or shown x {forward belief, forward action, backward belie
 (The generator's `percept_to_belief` variable is not built: the paper does not evaluate it, and
 its gold answer is the 'aware' answer for a story in which nothing changed.)
 Scoring: 2-way multiple choice with the option order randomised (here seeded), accuracy per
-condition and variable.
+condition and variable. Reading a reply without answer tags as `evaluate_conditions.py` does (its
+options are labelled `a)` and `b)`): the reply, lower-cased, holds the correct option's label →
+right; else the other's → wrong; else a language model grades it against the two answers. Here a
+label is "(a)" or "a)" with no letter or digit before it (the original also finds "a)" at the end
+of "data)"); a reply that writes only one option's label answers it; a reply that writes both is a
+hedge and answers nothing (the original, looking for the correct label first, counts it right);
+a reply with no label is read by the shared careful reader, which stands in for the grader.
 """
 from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 from eval.benchmarks._common import (
@@ -27,7 +34,8 @@ from eval.benchmarks._common import (
     permutation_str_seed,
     read_text,
 )
-from eval.benchmarks.base import Benchmark, Row
+from eval.benchmarks._reading import untagged_reply
+from eval.benchmarks.base import Benchmark, Record, Row, default_score
 from eval.rows import make_row
 
 NAME = "bigtom"
@@ -126,6 +134,28 @@ def _items(rec: list[str], file: Path, lineno: int, seed: int) -> list[Row]:
     return out
 
 
+_LABEL = re.compile(r"(?<![a-z0-9])\(?([ab])\)")
+
+
+def labels_written(reply: str) -> set[str]:
+    """The option letters the reply writes as the original's labels, "(a)" or "a)" in any case."""
+    return {m.group(1).upper() for m in _LABEL.finditer(reply.lower())}
+
+
+def score(row: Row, response: str) -> Record:
+    """The shared parser's verdict; a reply without answer tags is read by its labels first
+    (`labels_written`: one label answers that option, both answer nothing)."""
+    rec = default_score(row, response)
+    reply = untagged_reply(response)
+    labels = labels_written(reply) if reply is not None else set()
+    if len(labels) == 1:
+        (letter,) = labels
+        rec.update(extracted=letter, read="fallback", correct=letter == row["answer"])
+    elif len(labels) > 1:
+        rec.update(extracted=None, read="none", correct=False)
+    return rec
+
+
 BENCHMARK = Benchmark(
     name=NAME,
     category="tom",
@@ -133,6 +163,7 @@ BENCHMARK = Benchmark(
     default_dir="bigtom",
     hub_id=None,  # released on GitHub (cicl-stanford/procedural-evals-tom)
     breakdowns=("variable_condition", "condition", "variable", "init_belief"),
+    score=score,
     notes="24 two-option questions per scenario (initial belief hidden/shown x forward belief, "
     "forward action, backward belief x true/false belief and controls); accuracy per condition.",
 )

@@ -1,11 +1,13 @@
 """BigToM loader: 24 conditions generated from each `;`-separated scenario row as the release's
 generate_conditions.py does; two seeded-shuffled options; accuracy per condition."""
 import csv
+import re
 import shutil
+from collections import Counter
 
 import pytest
 
-from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
+from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.bigtom import BENCHMARK, CONDITIONS, VARIABLES, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text
 
@@ -128,3 +130,56 @@ def test_story_without_five_sentences_and_empty_column(copy):
     lines[1] = ";".join(cells)
     copy.write_text("\n".join(lines) + "\n")
     assert "bigtom.csv: line 2: column 14 (random_event) is empty" in one_line_error(copy)
+
+
+# ------------------------------------------- reading untagged replies as the original reads them
+# cicl-stanford/procedural-evals-tom code/src/evaluate_conditions.py (mcq): the options are shown
+# as "a)<text>" and "b)<text>"; the reply, lower-cased, is right when it contains the correct
+# option's key ("a)" or "b)"), else wrong when it contains the other key, else a language model
+# (text-davinci-003 with prompt_instructions/grade.txt) grades it. The oracle is the key check;
+# it returns None where the grader would decide.
+
+def oracle(row, reply):
+    keys = {"A": "a)", "B": "b)"}
+    gold, other = keys[row["answer"]], keys["B" if row["answer"] == "A" else "A"]
+    low = reply.lower()
+    return True if gold in low else False if other in low else None
+
+
+def compare(row, reply):
+    said = oracle(row, reply)
+    if said is None:
+        return "original asks its grader"
+    ours = record_for(row, reply, BENCHMARK)["correct"]
+    if ours == said:
+        return "agree"
+    low = reply.lower()
+    if "a)" in low and "b)" in low:
+        return "both labels"  # the original finds the correct key first: right; ours: a hedge
+    if re.search(r"[a-z0-9][ab]\)", low):
+        return "key inside a word"
+    return f"DISAGREE {said} vs {ours}: {reply[:80]!r}"
+
+
+def test_untagged_shapes_agree_with_the_original(rows):
+    row = rows[0]
+    gold = ord(row["answer"]) - 65
+    right, wrong = row["choices"][gold], row["choices"][1 - gold]
+    g, o = row["answer"], "B" if row["answer"] == "A" else "A"
+    cases = [
+        (f"({g}) {right} because she saw it happen.", True, "agree"),
+        (f"({o}) {wrong} because she did not see it.", False, "agree"),
+        (f"{g.lower()}) {right}", True, "agree"),
+        (f"{g}) {right}. Not {o}) {wrong}.", False, "both labels"),
+        (f"{g}. {right}", True, "original asks its grader"),
+        (f"{right}", True, "original asks its grader"),
+    ]
+    for reply, correct, verdict in cases:
+        assert record_for(row, reply, BENCHMARK)["correct"] is correct, reply
+        assert compare(row, reply) == verdict, reply
+
+
+def test_real_replies_agree_with_the_original(real_replies, agreement_report):
+    counts = Counter(compare(row, reply) for row, reply in real_replies("bigtom"))
+    agreement_report("bigtom", counts)
+    assert not [k for k in counts if k.startswith("DISAGREE")], counts
