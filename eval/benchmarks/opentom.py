@@ -20,6 +20,19 @@ equally full = equally accessible). Answers of the other genres that name no cla
 'corrupted': the original leaves them out of the F1 and reports their share, which we report as
 `unparsed`; `macro_f1_strict` counts them as errors instead. The original averages the F1 of 5
 batches of its result file; we compute it once over all questions (the same for one batch).
+
+A reply without answer tags is classified as the original's `check_*` functions classify the
+whole reply: a fine location by its word overlap with the two places (as above); a multi-hop
+answer by the first phrase found in the order the original looks for them (fullness: "less full",
+"emptier", "more empty", then "more full", "fuller", then "equally full"; accessibility: "more
+accessible", then "less accessible", then "equally accessible"); an attitude by the last
+paragraph's text after its last colon and before its first full stop, when that is a, b or c (the
+options' order) or names exactly one of positive, neutral, negative. A coarse yes/no reply is read
+by the shared reader (its first word, else its first sentence), else as the original by the words
+yes and no (only one of them said); the original looks for the letters "no" anywhere, so "not",
+"know", "nothing" say no there and not here. A multi-hop or attitude reply in which the
+original's rule finds nothing is read by the shared careful reader (our prompt letters the
+options: "B" reads as the second).
 """
 from __future__ import annotations
 
@@ -41,6 +54,7 @@ from eval.benchmarks._common import (
     require_file,
     short_repr,
 )
+from eval.benchmarks._reading import untagged_reply
 from eval.benchmarks.base import Benchmark, Record, Row, default_score
 from eval.rows import make_row
 
@@ -250,10 +264,59 @@ def predicted_label(row: Row, extracted: str | None, correct: bool) -> str | Non
     return None
 
 
+# check_fullness_answer's and check_accessibility_answer's phrases, in the order looked for
+_PHRASES = {
+    "fullness": (("less full", ("less full", "emptier", "more empty")),
+                 ("more full", ("more full", "fuller")),
+                 ("equally full", ("equally full",))),
+    "accessibility": (("more accessible", ("more accessible",)),
+                      ("less accessible", ("less accessible",)),
+                      ("equally accessible", ("equally accessible",))),
+}
+_ATTITUDES = ("positive", "neutral", "negative")
+
+
+def original_label(meta: dict, reply: str, shared_read: bool) -> str | None:
+    """The class the original gives an untagged reply (see the module docstring), or None where
+    its rule finds none; a coarse reply the shared reader read (`shared_read`) keeps that."""
+    genre = meta["genre"]
+    if genre == "location_fine":
+        return fine_answer_role(reply, meta["places"]["initial"], meta["places"]["new"])
+    if genre == "location_coarse":
+        if shared_read:
+            return None
+        words = set(re.findall(r"[a-z]+", reply.lower()))
+        said = [w for w in ("yes", "no") if w in words]
+        return said[0] if len(said) == 1 else None
+    if genre == "multihop":
+        text = reply.replace(".", "").lower()
+        for label, phrases in _PHRASES[meta["subtype"]]:
+            if any(p in text for p in phrases):
+                return label
+        return None
+    token = reply.lower().split("\n\n")[-1].split(":")[-1].split(".")[0].strip()
+    if token in ("a", "b", "c"):
+        return _ATTITUDES["abc".index(token)]
+    named = [a for a in _ATTITUDES if a in token]
+    return named[0] if len(named) == 1 else None
+
+
 def score(row: Row, response: str) -> Record:
+    """The shared parser's verdict and the class it names; a reply without answer tags is
+    classified by the original's rule where that finds a class (`original_label`)."""
     rec = default_score(row, response)
-    rec["label"] = predicted_label(row, rec["extracted"], rec["correct"])
-    return rec
+    meta = json.loads(row["meta"])
+    reply = untagged_reply(response)
+    label = original_label(meta, reply, rec["read"] != "none") if reply is not None else None
+    if label is None:
+        rec["label"] = predicted_label(row, rec["extracted"], rec["correct"])
+        return rec
+    if meta["genre"] == "location_fine":
+        said, correct = reply, (label == meta["gold_label"] if meta["gold_label"] else rec["correct"])
+    else:
+        said = LETTERS[row["choices"].index(label)] if row["answer_type"] == "choice" else label
+        correct = label == meta["gold_label"]
+    return {**rec, "extracted": said, "correct": correct, "read": "fallback", "label": label}
 
 
 def _f1_block(records: list[Record]) -> dict[str, Any]:

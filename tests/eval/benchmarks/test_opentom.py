@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from eval.benchmarks._common import f1
-from eval.benchmarks.base import BenchmarkFormatError, scripted_records
+from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_records
 from eval.benchmarks.opentom import BENCHMARK, QUESTION_FILES, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text
 
@@ -256,3 +256,93 @@ def test_release_quirks_in_multihop_answers(copy):
     multihop[access[1]][0]["answer"] = ["corrupted"]
     (copy / "multihop_so.json").write_text(json.dumps(multihop, indent=4))
     assert "field 'answer' lists no single answer" in one_line_error(copy)
+
+
+# ------------------------------------------- reading untagged replies as the original reads them
+# seacowx/OpenToM src/evaluate/opentom_evaluator.py classifies the whole reply (lower-cased):
+# - check_answer_for_cg_location: "no" found and "yes" not -> no; "yes" and not "no" -> yes;
+#   else corrupted (substrings: the "no" of "not" and "know" counts);
+# - check_answer_for_fg_location: the place sharing the larger part of its words (a tie: a class
+#   of its own), in fine_answer_role;
+# - check_fullness_answer (full stops removed): "less full"/"emptier"/"more empty", else "more
+#   full"/"fuller", else "equally full", else corrupted; check_accessibility_answer: "more
+#   accessible", else "less accessible", else "equally accessible", else corrupted;
+# - check_attitude_answer: the text after the last colon of the last paragraph, up to its first
+#   full stop: a/b/c -> positive/neutral/negative, else the one of the three words it contains.
+# The oracle is those rules; None is 'corrupted'.
+
+def oracle(row, reply):
+    m = meta(row)
+    low = reply.lower()
+    if m["genre"] == "location_coarse":
+        return "no" if "no" in low and "yes" not in low else \
+            "yes" if "yes" in low and "no" not in low else None
+    if m["genre"] == "location_fine":
+        from eval.benchmarks.opentom import fine_answer_role
+        return fine_answer_role(reply, m["places"]["initial"], m["places"]["new"])
+    if m["genre"] == "multihop":
+        text = low.replace(".", "")
+        if m["subtype"] == "fullness":
+            groups = [("less full", "emptier", "more empty"), ("more full", "fuller"),
+                      ("equally full",)]
+            names = ["less full", "more full", "equally full"]
+        else:
+            groups = [("more accessible",), ("less accessible",), ("equally accessible",)]
+            names = ["more accessible", "less accessible", "equally accessible"]
+        return next((n for n, g in zip(names, groups) if any(p in text for p in g)), None)
+    token = low.split("\n\n")[-1].split(":")[-1].split(".")[0].strip()
+    if token in ("a", "b", "c"):
+        return {"a": "positive", "b": "neutral", "c": "negative"}[token]
+    said = [w for w in ("positive", "negative", "neutral") if w in token]
+    return said[0] if len(said) == 1 else None
+
+
+def compare(row, reply):
+    said = oracle(row, reply)
+    if said is None:
+        return "original reads nothing"
+    ours = record_for(row, reply, BENCHMARK)["label"]
+    if ours == said:
+        return "agree"
+    if meta(row)["genre"] == "location_coarse" and ours is None:
+        return "no inside a word"  # "not", "know": the original reads no, we read nothing
+    return f"DISAGREE {said} vs {ours}: {reply[:80]!r}"
+
+
+def test_untagged_shapes_agree_with_the_original(rows):
+    def first(genre, subtype=None):
+        return next(r for r in rows if meta(r)["genre"] == genre
+                    and (subtype is None or meta(r)["subtype"] == subtype))
+
+    coarse, fine = first("location_coarse"), first("location_fine")
+    full, access, attitude = first("multihop", "fullness"), first("multihop", "accessibility"), \
+        first("attitude")
+    initial, new = meta(fine)["places"]["initial"], meta(fine)["places"]["new"]
+    cases = [
+        (coarse, "No. He never saw the move, so he thinks it is where he left it.", "no", "agree"),
+        (coarse, "Yes, it is still there.", "yes", "agree"),
+        (coarse, "Yes, I know it is there.", "yes", "original reads nothing"),  # "know": no
+        (coarse, "It is not in its initial location.", None, "no inside a word"),
+        (coarse, "I think the answer would be no, given the story.", "no", "agree"),
+        (fine, f"The object is in the {new.replace('_', ' ')}. It was moved there after a long "
+               f"discussion about where it should be kept, far from where it was before." * 3,
+         "new", "agree"),  # long: the shared fallback reads no answer; the original's overlap does
+        (fine, f"In the {initial}.", "initial", "agree"),
+        (full, "C. less full", "less full", "agree"),
+        (full, "B. equally full\n\nThe bottle is less full now.", "less full", "agree"),
+        (full, "B", "equally full", "original reads nothing"),  # our prompt letters the options
+        (access, "It becomes more accessible.", "more accessible", "agree"),
+        (attitude, "A. positive", "positive", "agree"),
+        (attitude, "Her attitude: negative. She dislikes it.", "negative", "agree"),
+        (attitude, "B. neutral\n\nThe answer is B. neutral", "neutral", "original reads nothing"),
+    ]
+    for row, reply, label, verdict in cases:
+        assert record_for(row, reply, BENCHMARK)["label"] == label, reply
+        assert compare(row, reply) == verdict, (reply, compare(row, reply))
+
+
+@pytest.mark.parametrize("name", ["opentom", "opentom_long"])
+def test_real_replies_agree_with_the_original(real_replies, agreement_report, name):
+    counts = Counter(compare(row, reply) for row, reply in real_replies(name))
+    agreement_report(name, counts)
+    assert not [k for k in counts if k.startswith("DISAGREE")], counts
