@@ -3,11 +3,14 @@ and a request for a short answer), the meta, the reasoning trace, and the `Datas
 Arrow from them."""
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from eval.benchmarks._common import LETTERS, choice_block
 from eval.rows import features as row_features
 from eval.rows import make_row
+from exploretom.dataset_split import stable_hash
 from exploretom.dataset_stories import Item, StoryIn
 from exploretom.jsonl import InputError
 from exploretom.story import parse_story
@@ -30,6 +33,25 @@ def instruction(q: dict[str, Any]) -> str:
 def user_prompt(text: str, q: dict[str, Any]) -> str:
     return (f"Read the story, then answer the question about it.\n\nStory:\n{text.strip()}\n\n"
             f"Question: {q['question']}\n{instruction(q)}")
+
+
+def choice_prompt(text: str, q: dict[str, Any], options: Sequence[str]) -> str:
+    """The same question as multiple choice, its options lettered as the benchmarks show them."""
+    return (f"Read the story, then answer the question about it.\n\nStory:\n{text.strip()}\n\n"
+            f"{choice_block(q['question'], options)}")
+
+
+def as_choice(it: Item, share: float, seed: int) -> list[str] | None:
+    """The options of a location question asked as multiple choice (the story's containers or
+    rooms in a seeded order), for a seeded `share` of the questions that have two or more."""
+    if share <= 0 or len(it.candidates) < 2:
+        return None
+    key = stable_hash(seed, "choice", it.story.id, it.index)
+    if int(key[:16], 16) / 16 ** 16 >= share:
+        return None
+    options = list(it.candidates)
+    random.Random(key).shuffle(options)
+    return options
 
 
 def row_meta(it: Item) -> dict[str, Any]:
@@ -65,17 +87,33 @@ def add_reasoning(items: Sequence[Item]) -> None:
                              f"tracker now derives {got!r} (relabel the stories: python -m "
                              f"exploretom label)")
         it.reasoning = tracer.trace(it.q)
+        t = tracer.tracker
+        it.candidates = {"container_location": sorted(t.container_room),
+                         "room_location": t.rooms()}.get(it.q["property"], [])
 
 
-def make_rows(items: Sequence[Item]) -> Iterator[dict[str, Any]]:
+def make_rows(items: Sequence[Item], choice_share: float = 0.0,
+              seed: int = 0) -> Iterator[dict[str, Any]]:
+    """One contract row per item; a seeded `choice_share` of the location questions with two or
+    more candidates are asked as multiple choice (answer: the letter)."""
     for it in items:
-        yield make_row(id=f"{it.story.id}-q{it.index}", source=SOURCE,
-                       user=user_prompt(it.story.text, it.q), answer=it.q["answer"],
-                       answer_type=it.q["answer_type"],
-                       meta={**row_meta(it), "reasoning": it.reasoning})
+        meta = {**row_meta(it), "reasoning": it.reasoning}
+        if it.candidates:
+            meta["candidates"] = it.candidates
+        options = as_choice(it, choice_share, seed)
+        if options is None:
+            yield make_row(id=f"{it.story.id}-q{it.index}", source=SOURCE,
+                           user=user_prompt(it.story.text, it.q), answer=it.q["answer"],
+                           answer_type=it.q["answer_type"], meta=meta)
+        else:
+            yield make_row(id=f"{it.story.id}-q{it.index}", source=SOURCE,
+                           user=choice_prompt(it.story.text, it.q, options),
+                           answer=LETTERS[options.index(it.q["answer"])], answer_type="choice",
+                           choices=options, meta=meta)
 
 
-def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str):
+def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str,
+                  choice_share: float = 0.0, seed: int = 0):
     """A `Dataset` of the items' rows, streamed to Arrow files under `cache_dir` (rows repeat
     their story's structure, so holding them all in memory does not scale)."""
     from datasets import Dataset
@@ -84,4 +122,5 @@ def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str):
     if not items:  # a split too small to get a story; from_generator refuses to build it
         return Dataset.from_dict({name: [] for name in features}, features=features)
     return Dataset.from_generator(make_rows, features=features, cache_dir=str(cache_dir),
-                                  gen_kwargs={"items": items}, fingerprint=fingerprint)
+                                  gen_kwargs={"items": items, "choice_share": choice_share,
+                                              "seed": seed}, fingerprint=fingerprint)

@@ -36,6 +36,9 @@ class Item:
     index: int
     q: dict[str, Any]
     reasoning: str = ""  # the trace, filled by add_reasoning once the items are selected
+    # the story's containers (rooms) for a container (room) question, filled with the trace: the
+    # answers a reader could give, which untagged replies are read against and options are made of
+    candidates: list[str] = field(default_factory=list)
 
     @property
     def group(self) -> Group:

@@ -81,6 +81,8 @@ def _command(args: argparse.Namespace) -> str:
               "--seed", str(args.seed)]
     if args.max_questions_per_story is not None:
         parts += ["--max-questions-per-story", str(args.max_questions_per_story)]
+    if args.choice_share:
+        parts += ["--choice-share", f"{args.choice_share:g}"]
     return shlex.join(parts)
 
 
@@ -126,7 +128,8 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
                     "properties": sorted(properties) if properties else None,
                     "interesting_ratio": ratio,
                     "balance": bool(args.balance), "text": args.text, "splits": fractions,
-                    "seed": args.seed, "max_questions_per_story": k},
+                    "seed": args.seed, "max_questions_per_story": k,
+                    "choice_share": args.choice_share},
         "inputs": counts.per_file,
         "selection": {"lines": counts.lines, "errors": counts.errors,
                       "infilled_failed": counts.infilled_failed,
@@ -153,8 +156,10 @@ def _write(per_split: dict[str, list[Item]], stats: dict[str, Any], out: Path) -
     bars = is_progress_bar_enabled()
     disable_progress_bar()  # six bars per export say nothing the summary does not
     try:
+        options = stats["options"]
         dd = DatasetDict({name: build_dataset(per_split[name], cache,
-                                              stable_hash(stats["command"], name)[:16])
+                                              stable_hash(stats["command"], name)[:16],
+                                              options["choice_share"], options["seed"])
                           for name in SPLITS})
         # an empty split needs one (empty) shard written, or load_from_disk cannot read it
         dd.save_to_disk(str(tmp), num_shards={n: 1 for n in SPLITS if not per_split[n]})
@@ -194,6 +199,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-questions-per-story", type=_positive_int, default=None, metavar="K",
                    help="keep at most K questions per story (seeded sample)")
+    p.add_argument("--choice-share", type=_ratio_arg, default=0.0, metavar="F",
+                   help="ask this share of the location questions (seeded) as multiple choice "
+                        "among the story's containers or rooms, answered with a letter "
+                        "(default 0: every question asks for the name)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace a non-empty output folder that is not a previous export")
 

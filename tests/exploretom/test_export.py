@@ -313,3 +313,39 @@ def test_a_split_too_small_for_a_story_is_written_empty_and_named(stories, tmp_p
     assert len(rows["train"]) == stats["splits"]["train"]["rows"] > 0
     assert rows["validation"] == rows["test"] == []
     assert "warning: split(s) validation, test got no rows" in capsys.readouterr().err
+
+
+def test_location_rows_carry_their_candidates_and_a_share_is_asked_as_multiple_choice(stories,
+                                                                                       tmp_path):
+    # issue 29: multiple-choice rows of our own data (the benchmarks a real model is tested on
+    # are mostly multiple choice) and the candidates an untagged short answer is read against
+    from eval.answers import score
+
+    run_export(stories[:1], tmp_path / "plain")
+    plain = load(tmp_path / "plain")
+    stats = run_export(stories[:1], tmp_path / "mc", "--choice-share", "0.5")
+    assert stats["options"]["choice_share"] == 0.5 and "--choice-share 0.5" in stats["command"]
+    mixed = load(tmp_path / "mc")
+    rows = [r for split in mixed.values() for r in split]
+    before = {r["id"]: r for split in plain.values() for r in split}
+    assert [r["id"] for r in rows] == [r["id"] for split in plain.values() for r in split]
+    choice = [r for r in rows if r["answer_type"] == "choice"]
+    located = [r for r in rows if row_meta(r).get("property") in ("container_location", "room_location")
+               and len(row_meta(r)["candidates"]) > 1]
+    assert 0.35 < len(choice) / len(located) < 0.65
+    for r in choice:
+        validate_row(r)
+        m, old = row_meta(r), before[r["id"]]
+        assert sorted(r["choices"]) == sorted(m["candidates"])
+        assert r["choices"][ord(r["answer"]) - 65] == old["answer"]
+        assert all(f"{chr(65 + i)}. {c}" in user_text(r) for i, c in enumerate(r["choices"]))
+    for r in rows:  # a reply naming the gold in a sentence is read against the candidates
+        m = row_meta(r)
+        if r["answer_type"] == "short" and len(m.get("candidates", [])) > 1:
+            other = next(c for c in m["candidates"] if c != r["answer"])
+            assert score(f"It is in the {r['answer']}.", r["answer"], "short",
+                         candidates=m["candidates"]).correct
+            assert not score(f"It is in the {other}.", r["answer"], "short",
+                             candidates=m["candidates"]).correct
+    again = run_export(stories[:1], tmp_path / "mc2", "--choice-share", "0.5")
+    assert again["splits"] == stats["splits"] and load(tmp_path / "mc2") == mixed  # seeded
