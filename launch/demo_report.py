@@ -20,14 +20,13 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import math
-import random
 import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from eval.paths import describe_error
+from eval.stats import mcnemar_exact, paired_bootstrap, wilson
 
 CHECKPOINTS = ("base", "sft", "grpo")
 STAGE_ORDER = ("data", "compare", "export", "model", "sft", "grpo", "eval", "report")
@@ -40,38 +39,6 @@ class ReportError(RuntimeError):
 
 
 # ------------------------------------------------------------------------- statistics
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return 0.0, 0.0
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def paired_bootstrap(a: list[bool], b: list[bool], reps: int = 5000,
-                     seed: int = 0) -> tuple[float, float, float]:
-    """Mean of b - a and its 95% percentile interval over resampled questions."""
-    rng = random.Random(seed)
-    n = len(a)
-    diffs = [int(y) - int(x) for x, y in zip(a, b)]
-    stats = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(reps))
-    return sum(diffs) / n, stats[int(0.025 * reps)], stats[int(0.975 * reps) - 1]
-
-
-def mcnemar_exact(a: list[bool], b: list[bool]) -> float:
-    """Two-sided exact p-value that a and b are equally accurate (discordant pairs binomial)."""
-    only_a = sum(x and not y for x, y in zip(a, b))
-    only_b = sum(y and not x for x, y in zip(a, b))
-    n = only_a + only_b
-    if n == 0:
-        return 1.0
-    k = min(only_a, only_b)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
-
-
 # ------------------------------------------------------------------------- groups
 def groups_of(record: dict[str, Any]) -> list[str]:
     """The question groups a test record belongs to (the keys of summary.json's `groups`)."""
