@@ -10,6 +10,15 @@ the emotion, question 2 its cause) and is right only when both letters are. An E
 the two letters, `"B; D"`; `score` reads the reply's two parts (labelled `Q1: B, Q2: D`,
 `1. B` / `2. D`, JSON `answer_q1`/`answer_q2`, or two parts split by `;`, a line break or a comma)
 and each part with the shared parser's multiple-choice rule against its own options.
+
+The original asks for a JSON reply (`{"answer": "B"}`, `{"answer_q1": "B", "answer_q2": "D"}`, in
+a ```json block or alone; `utils.parse_json_response`) and compares each value with the gold
+letter as written; any other reply is empty there, and wrong. A reply without answer tags that
+is such JSON is read by its values here too (each value by the multiple-choice rule, so "B) Fear"
+is B where the original wants exactly "B"); any other untagged reply is read by the shared
+reader, an EU reply as its two parts whatever its length (a perfect reply that writes both
+options out, "B. Relief & Annoyance & Guilt; D. I had the ability to solve ...", is longer than the
+shared fallback's 200 characters).
 """
 from __future__ import annotations
 
@@ -22,6 +31,7 @@ from eval import answers
 from eval.benchmarks._common import (
     LETTERS, check_unique_ids, fail, option_lines, read_jsonl, require, string_list,
 )
+from eval.benchmarks._reading import untagged_reply
 from eval.benchmarks.base import (
     Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns, default_score,
 )
@@ -188,13 +198,18 @@ _JUNK = " \t\n\"'{}[],，。.；：;:"
 
 def answer_parts(answer: str | None) -> tuple[str, str] | None:
     """The two parts of an EU answer (question 1's, question 2's), or None when it does not
-    read as exactly two."""
+    read as exactly two: after the first "1" label and the first "2" label that follows it
+    (each part up to the next label), else split by `;`, a line break or a comma."""
     if not isinstance(answer, str) or not answer.strip():
         return None
     labels = [(m.group(1) or m.group(2), m) for m in _PART_LABEL.finditer(answer)]
-    if [n for n, _ in labels] == ["1", "2"]:
-        (_, m1), (_, m2) = labels
-        return answer[m1.end():m2.start()].strip(_JUNK), answer[m2.end():].strip(_JUNK)
+    first = next((k for k, (n, _) in enumerate(labels) if n == "1"), None)
+    second = next((k for k, (n, _) in enumerate(labels) if n == "2" and first is not None
+                   and k > first), None)
+    if first is not None and second is not None:
+        m1, m2 = labels[first][1], labels[second][1]
+        end = labels[second + 1][1].start() if second + 1 < len(labels) else len(answer)
+        return answer[m1.end():m2.start()].strip(_JUNK), answer[m2.end():end].strip(_JUNK)
     for split in _SPLITS:
         parts = [p.strip(_JUNK) for p in split.split(answer) if p.strip(_JUNK)]
         if len(parts) == 2:
@@ -203,19 +218,63 @@ def answer_parts(answer: str | None) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
+_JSON_BLOCK = re.compile(r"```json\s*([\s\S]*?)```")
+
+
+def json_answer(reply: str) -> dict | None:
+    """The JSON object of a reply as the original's parse_json_response reads it: its first
+    ```json block, else the whole reply; None when that is no JSON object."""
+    text = reply
+    if "```json" in text:
+        m = _JSON_BLOCK.search(text)
+        if not m:
+            return None
+        text = m.group(1)
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _option_of(text: str | None, options: Sequence[str]) -> str | None:
+    """The option letter a part of an answer gives (a label, the option's text)."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return answers.chosen_option(answers.read_answer(text, "choice", options).answer, options)
+
+
 def score(row: Row, response: str) -> Record:
-    """EA: the shared parser's verdict. EU: both letters must be the gold ones."""
+    """EA: the shared parser's verdict (an untagged JSON reply by its `answer`). EU: both
+    letters must be the gold ones."""
     m = json.loads(row["meta"])
+    reply = untagged_reply(response)
+    obj = json_answer(reply) if reply is not None else None
     if m["task"] != "EU":
-        return default_score(row, response)
-    reading = answers.read_answer(response, None)
-    extracted = reading.answer
-    parts = answer_parts(extracted) or (None, None)
-    chosen = {part: answers.chosen_option(text, m["options"][part])
+        rec = default_score(row, response)
+        if obj is not None and "answer" in obj:
+            letter = _option_of(str(obj["answer"]), row["choices"])
+            rec.update(extracted=letter, read="fallback" if letter else "none",
+                       correct=letter == row["answer"])
+        return rec
+    if obj is not None and ("answer_q1" in obj or "answer_q2" in obj):
+        extracted, how = json.dumps(obj, ensure_ascii=False), "fallback"
+        parts = (str(obj.get("answer_q1", "")), str(obj.get("answer_q2", "")))
+    elif reply is not None:
+        extracted, how = reply, "fallback"
+        parts = answer_parts(reply) or (None, None)
+    else:
+        reading = answers.read_answer(response, None)
+        extracted, how = reading.answer, reading.how
+        parts = answer_parts(extracted) or (None, None)
+    chosen = {part: (_option_of(text, m["options"][part]) if how == "fallback"
+                     else answers.chosen_option(text, m["options"][part]))
               for part, text in zip(PARTS, parts)}
+    if how == "fallback" and not any(chosen.values()):
+        extracted, how = None, "none"
     right = {part: chosen[part] == m["gold"][part] for part in PARTS}
     return {"extracted": extracted, "correct": all(right.values()),
-            "format_ok": answers.check_format(response), "read": reading.how,
+            "format_ok": answers.check_format(response), "read": how,
             "emotion_choice": chosen["emotion"], "cause_choice": chosen["cause"],
             "emotion_correct": right["emotion"], "cause_correct": right["cause"]}
 

@@ -4,10 +4,11 @@ file, line and field."""
 import json
 import re
 import shutil
+from collections import Counter
 
 import pytest
 
-from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
+from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.emobench import BENCHMARK, load
 from eval.rows import SYSTEM_PROMPT, meta
 
@@ -236,3 +237,90 @@ def test_gold_not_among_options(copy):
 def test_folder_without_release_files(tmp_path):
     with pytest.raises(BenchmarkFormatError, match="no EA.jsonl or EU.jsonl"):
         load(tmp_path)
+
+
+# ------------------------------------------- reading untagged replies as the original reads them
+# Sahandfer/EmoBench src/model.py gen_response -> utils.parse_json_response: the reply's ```json
+# block, else the whole reply, must parse as JSON, else the answers are "" (wrong); data.py
+# evaluate_results compares `answer` (EA), `answer_q1` and `answer_q2` (EU) with the gold letters
+# as written. The oracle is that rule: None where the reply is no such JSON.
+
+def oracle(row, reply):
+    text = reply
+    if "```json" in text:
+        m = re.search(r"```json\s*([\s\S]*?)```", text, re.DOTALL)
+        text = m.group(0).replace("```json", "").replace("```", "") if m else ""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    m = meta(row)
+    if m["task"] == "EA":
+        return obj.get("answer", "") == row["answer"]
+    return obj.get("answer_q1", "") == m["gold"]["emotion"] and \
+        obj.get("answer_q2", "") == m["gold"]["cause"]
+
+
+def compare(row, reply):
+    said = oracle(row, reply)
+    if said is None:
+        return "original reads nothing"
+    ours = record_for(row, reply, BENCHMARK)["correct"]
+    if ours == said:
+        return "agree"
+    obj = json.loads(re.sub(r"(?s).*```json|```.*", "", reply) if "```json" in reply else reply)
+    values = [obj.get(k) for k in ("answer", "answer_q1", "answer_q2") if k in obj]
+    if any(not (isinstance(v, str) and re.fullmatch(r"[A-Z]", v)) for v in values):
+        return "JSON value more than a letter"  # "B) Fear": the original wants exactly "B"
+    return f"DISAGREE {said} vs {ours}: {reply[:80]!r}"
+
+
+def _eu(rows, qid):
+    return next(r for r in rows if r["id"] == f"emobench-EU-en-{qid}")
+
+
+def test_long_perfect_eu_replies_are_read(rows):
+    # EU-en-22 and EU-en-191 (and 21, 36, 81 of the full release) have long options: a perfect
+    # reply that writes both options out is longer than the shared fallback's 200 characters
+    for qid in (22, 191):
+        row = _eu(rows, qid)
+        m = meta(row)
+        e, c = m["gold"]["emotion"], m["gold"]["cause"]
+        emotion = m["options"]["emotion"][ord(e) - 65]
+        cause = m["options"]["cause"][ord(c) - 65]
+        for reply in (f"{e}. {emotion}; {c}. {cause}",
+                      f"Question 1: {e}) {emotion}\nQuestion 2: {c}) {cause}",
+                      f"1. {e}. {emotion}\n2. {c}. {cause}. As question 2 asks, this is why.",
+                      f"Q1: {emotion}\nQ2: {cause}"):
+            assert len(reply) > 200
+            rec = record_for(row, reply, BENCHMARK)
+            assert rec["correct"] and rec["read"] == "fallback", reply
+            assert compare(row, reply) == "original reads nothing"
+
+
+def test_json_replies_agree_with_the_original(rows):
+    eu = _eu(rows, 22)
+    e, c = meta(eu)["gold"]["emotion"], meta(eu)["gold"]["cause"]
+    other = "A" if c != "A" else "B"
+    ea = next(r for r in rows if meta(r)["task"] == "EA")
+    cases = [
+        (eu, json.dumps({"answer_q1": e, "answer_q2": c}), True, "agree"),
+        (eu, "```json\n" + json.dumps({"reasoning": "In question 1 ...", "answer_q1": e,
+                                        "answer_q2": c}) + "\n```", True, "agree"),
+        (eu, json.dumps({"answer_q1": e, "answer_q2": other}), False, "agree"),
+        (eu, json.dumps({"answer_q1": f"{e}) it", "answer_q2": c}), True,
+         "JSON value more than a letter"),
+        (ea, json.dumps({"answer": ea["answer"]}), True, "agree"),
+        (ea, ea["answer"], True, "original reads nothing"),
+    ]
+    for row, reply, correct, verdict in cases:
+        assert record_for(row, reply, BENCHMARK)["correct"] is correct, reply
+        assert compare(row, reply) == verdict, (reply, compare(row, reply))
+
+
+def test_real_replies_agree_with_the_original(real_replies, agreement_report):
+    counts = Counter(compare(row, reply) for row, reply in real_replies("emobench"))
+    agreement_report("emobench", counts)
+    assert not [k for k in counts if k.startswith("DISAGREE")], counts
