@@ -1,10 +1,13 @@
 """Hi-ToM loader: {"data": [...]} with one 'A. x, B. y, ...' choices string, accuracy per order."""
 import json
+import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
+from eval import answers
+from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.hitom import BENCHMARK, load, parse_options
 from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
 
@@ -171,3 +174,46 @@ def test_a_separator_line_after_the_story_does_not_split_an_item(fixture_release
     a = meta(next(r for r in rows if meta(r)["sample_id"] == 40))
     assert a["answer_text"] == "blue_cupboard" and a["merged_golds"] == ["green_bathtub"]
     assert all("***" not in user_text(r) for r in load(path, merge=False))
+
+
+
+# ------------------------------------------- reading untagged replies
+# ying-hui-he/Hi-ToM_dataset ships no scorer; its API_responses/ show the models' replies opening
+# with the option ("L. blue_pantry\n\nExplanation: ..."), read by hand for the paper. The oracle
+# is that opening label; ours reads it too, the label winning over the text after it (SmolLM2
+# often writes "A. red_crate" where red_crate is another option: read as A).
+
+def oracle(reply):
+    m = re.match(r"\s*\(?([A-O])[.)]", reply)
+    return m.group(1) if m else None
+
+
+def compare(row, reply):
+    said = oracle(reply)
+    if said is None:
+        return "original reads nothing"
+    ours = answers.chosen_option(record_for(row, reply, BENCHMARK)["extracted"], row["choices"])
+    if ours == said:
+        return "agree"
+    if re.search(r"(?i)answer is:? \(?" + (ours or "#"), reply):
+        return "a later answer statement"  # "A. x ... The correct answer is D. x": ours reads D
+    return f"DISAGREE {said} vs {ours}: {reply[:60]!r}"
+
+
+def test_untagged_shapes(rows):
+    row = rows[0]
+    a, f = row["choices"][0], row["choices"][5]
+    cases = [(f"A. {a}", "agree"), (f"A. {f}", "agree"),
+             (f"F. {f}\n\nThe correct answer is F. {f}.", "agree"),
+             (f"L. {row['choices'][11]}\n\nExplanation:\n1. She moved it.", "agree"),
+             (f"A. {f}\n\nThe correct answer is F. {f}.", "a later answer statement"),
+             (f, "original reads nothing")]
+    for reply, verdict in cases:
+        assert compare(row, reply) == verdict, reply
+    assert record_for(row, f, BENCHMARK)["extracted"] in ("F", f)
+
+
+def test_real_replies_agree_with_the_original(real_replies, agreement_report):
+    counts = Counter(compare(row, reply) for row, reply in real_replies("hitom"))
+    agreement_report("hitom", counts)
+    assert not [k for k in counts if k.startswith("DISAGREE")], counts
