@@ -39,7 +39,9 @@ from eval.benchmarks._common import (
     LETTERS, check_unique_ids, fail, has_cjk, letters_for, option_lines, read_jsonl, require, warn,
 )
 from eval.benchmarks._reading import letter_marks, letter_runs, untagged_reply
-from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns, default_score
+from eval.benchmarks.base import (
+    Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns, default_score, row_chance,
+)
 from eval.rows import make_row, meta
 
 NAME = "agieval"
@@ -346,6 +348,20 @@ def score(row: Row, response: str) -> Record:
             "format_ok": answers.check_format(response), "read": reading.how}
 
 
+def chance_of(row: Row) -> float | None:
+    """A uniform random answerer's chance on a row: 0 where the original can never match the
+    label (`unscorable`); in a multi-answer task (any non-empty set of options may be the
+    answer) 1/(2^options - 1); else 1/options; None for cloze items (open answers)."""
+    m = meta(row)
+    if m.get("kind") == "cloze":
+        return None
+    if m.get("unscorable"):
+        return 0.0
+    if m.get("task") in MULTI_ANSWER_TASKS:
+        return 1 / (2 ** len(row["choices"]) - 1)
+    return row_chance(row)
+
+
 def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     out = accuracy_with_breakdowns(records, ("task", "language", "kind"))
     tasks = out.get("by_task", {})
@@ -372,6 +388,7 @@ BENCHMARK = Benchmark(
     breakdowns=("task", "language", "kind"),
     score=score,
     aggregate=aggregate,
+    chance=chance_of,
     notes="Per task: letter accuracy (multi-answer items need the exact set of letters); cloze "
           "items (math, gaokao-mathcloze) by mathematical equivalence; task_average over the "
           "tasks loaded (21 in the release); labels the original can never match score wrong.",

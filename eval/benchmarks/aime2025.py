@@ -147,6 +147,11 @@ def score(row: Row, response: str) -> Record:
     return rec
 
 
+def chance_of(row: Row) -> float:
+    """A uniform random answerer's chance: one integer of 0-999."""
+    return 1 / 1000
+
+
 def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     out = accuracy_with_breakdowns(records, ("contest",))
     out["by_problem_type"] = multi_valued_breakdown(records, "problem_type")
@@ -170,6 +175,7 @@ BENCHMARK = Benchmark(
     breakdowns=("contest", "problem_type"),
     score=score,
     aggregate=aggregate,
+    chance=chance_of,
     notes="Exact match of the final integer answer (0-999); accuracy per contest (I, II) and topic.",
     system_prompt=SYSTEM_PROMPT,
 )

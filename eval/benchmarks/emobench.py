@@ -33,7 +33,7 @@ from eval.benchmarks._common import (
 )
 from eval.benchmarks._reading import untagged_reply
 from eval.benchmarks.base import (
-    Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns, default_score,
+    Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns, default_score, row_chance,
 )
 from eval.rows import make_row
 
@@ -279,6 +279,15 @@ def score(row: Row, response: str) -> Record:
             "emotion_correct": right["emotion"], "cause_correct": right["cause"]}
 
 
+def chance_of(row: Row) -> float | None:
+    """A uniform random answerer's chance on a row: an EU row needs both of its letters, so
+    1/(emotion options x cause options); an EA row 1/options."""
+    m = json.loads(row["meta"])
+    if m.get("task") == "EU":
+        return 1 / (len(m["options"]["emotion"]) * len(m["options"]["cause"]))
+    return row_chance(row)
+
+
 def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     """EA accuracy and EU accuracy (emotion and cause both right, the original's EU score), each
     per language and category, and the accuracy of each EU question alone; `accuracy` is the
@@ -316,6 +325,7 @@ BENCHMARK = Benchmark(
     breakdowns=("task", "language", "category"),
     score=score,
     aggregate=aggregate,
+    chance=chance_of,
     notes="Multiple-choice accuracy: EA (most effective response/action) and EU, whose emotion "
           "and cause questions are asked together and count only when both are right; per "
           "language and category.",

@@ -63,7 +63,7 @@ from eval.benchmarks._common import (
     warn,
 )
 from eval.benchmarks._reading import untagged_reply
-from eval.benchmarks.base import Benchmark, Record, Row, default_score
+from eval.benchmarks.base import Benchmark, Record, Row, default_score, row_chance
 from eval.rows import make_row
 
 NAME = "fantom"
@@ -308,6 +308,22 @@ def score(row: Row, response: str) -> Record:
     }
 
 
+def chance_of(row: Row) -> float | None:
+    """A uniform random answerer's chance on a row: a list question is right for one subset of
+    its characters (every aware one, no unaware one), so 1/2^characters; the free-text belief
+    questions are judged between two answers, 1/2; fact questions (word F1) have none;
+    multiple-choice and yes/no rows as every benchmark's."""
+    m = json.loads(row["meta"])
+    kind = m["question_type"]
+    if kind.endswith("_list"):
+        return 1 / 2 ** (len(m["names"]) + len(m["other_names"]))
+    if kind == "belief_dist":
+        return 0.5
+    if kind == "fact":
+        return None
+    return row_chance(row)
+
+
 def _scenario(records: list[Record]) -> dict[str, Any]:
     by_type: dict[str, list[Record]] = defaultdict(list)
     for r in records:
@@ -385,6 +401,7 @@ BENCHMARK = Benchmark(
     primary_metric="all",
     score=score,
     aggregate=aggregate,
+    chance=chance_of,
     notes="Per set, 'ALL' = every belief (choice), answerability and info-accessibility question "
     "right, 'ALL*' = every ToM question incl. free-text beliefs (sentence-embedding judge, named "
     "in belief_judge); list questions: every aware name in the answer and no unaware one; yes/no "

@@ -55,7 +55,7 @@ from eval.benchmarks._common import (
     short_repr,
 )
 from eval.benchmarks._reading import untagged_reply
-from eval.benchmarks.base import Benchmark, Record, Row, default_score
+from eval.benchmarks.base import Benchmark, Record, Row, default_score, row_chance
 from eval.rows import make_row
 
 NAME = "opentom"
@@ -319,6 +319,15 @@ def score(row: Row, response: str) -> Record:
     return {**rec, "extracted": said, "correct": correct, "read": "fallback", "label": label}
 
 
+def chance_of(row: Row) -> float | None:
+    """A uniform random answerer's chance on a row: a fine location is one of the story's two
+    places (initial, new), 1/2; the other questions as every benchmark's (yes/no 1/2, the three
+    multi-hop and attitude classes 1/3)."""
+    if json.loads(row["meta"])["genre"] == "location_fine":
+        return 0.5
+    return row_chance(row)
+
+
 def _f1_block(records: list[Record]) -> dict[str, Any]:
     """F1 over the records whose gold has a class (evaluate.py drops a gold of None); classes of
     the two multi-hop subtypes merged as the original."""
@@ -375,6 +384,7 @@ BENCHMARK = Benchmark(
     primary_metric="macro_f1",
     score=score,
     aggregate=aggregate,
+    chance=chance_of,
     notes="Macro-F1 per genre (coarse/fine location, multi-hop, attitude) and order, as "
     "src/evaluate.py: fine locations by role (initial/new/neither), multi-hop subtypes with merged "
     "classes, unparsable answers left out (their share reported); headline = mean over tasks.",

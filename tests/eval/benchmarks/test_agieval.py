@@ -386,3 +386,15 @@ def test_real_replies_agree_with_the_original(real_replies, agreement_report):
     counts = Counter(compare(row, reply) for row, reply in real_replies("agieval"))
     agreement_report("agieval", counts)
     assert not [k for k in counts if k.startswith("DISAGREE")], counts
+
+
+def test_chance_follows_each_kind_of_item(rows, fixture_rows):
+    from eval.benchmarks.agieval import chance_of
+
+    assert BENCHMARK.chance is chance_of
+    single = next(r for r in rows if meta(r)["kind"] == "multiple_choice")
+    assert chance_of(single) == pytest.approx(1 / len(single["choices"]))
+    multi = next(r for r in rows if r["id"] == "agieval-jec-qa-ca-2")  # 4 options: 15 sets
+    assert chance_of(multi) == pytest.approx(1 / 15)
+    assert chance_of(next(r for r in rows if meta(r)["kind"] == "cloze")) is None
+    assert chance_of(next(r for r in fixture_rows if meta(r).get("unscorable"))) == 0.0

@@ -148,3 +148,7 @@ def test_real_replies_agree_with_the_original(real_replies, agreement_report):
     counts = Counter(compare(row, reply) for row, reply in real_replies("aime2025"))
     agreement_report("aime2025", counts)
     assert not [k for k in counts if k.startswith("DISAGREE")], counts
+
+
+def test_chance_is_one_integer_in_a_thousand(rows):
+    assert BENCHMARK.chance(rows[0]) == pytest.approx(1 / 1000)

@@ -324,3 +324,12 @@ def test_real_replies_agree_with_the_original(real_replies, agreement_report):
     counts = Counter(compare(row, reply) for row, reply in real_replies("emobench"))
     agreement_report("emobench", counts)
     assert not [k for k in counts if k.startswith("DISAGREE")], counts
+
+
+def test_chance_needs_both_eu_letters(rows):
+    from eval.benchmarks.emobench import chance_of
+
+    eu = _eu(rows, 22)
+    assert BENCHMARK.chance is chance_of and chance_of(eu) == pytest.approx(1 / 36)  # 6 x 6
+    ea = next(r for r in rows if meta(r)["task"] == "EA")
+    assert chance_of(ea) == pytest.approx(1 / len(ea["choices"]))

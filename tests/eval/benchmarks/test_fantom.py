@@ -362,3 +362,15 @@ def test_real_replies_agree_with_the_original(real_replies, agreement_report):
     counts = Counter(compare(row, reply) for row, reply in real_replies("fantom"))
     agreement_report("fantom", counts)
     assert not [k for k in counts if k.startswith("DISAGREE")], counts
+
+
+def test_chance_of_each_question_kind(rows):
+    from eval.benchmarks.fantom import chance_of
+
+    assert BENCHMARK.chance is chance_of
+    by_kind = {meta(r)["question_type"]: r for r in rows}
+    lst = by_kind["answerability_list"]
+    k = len(meta(lst)["names"]) + len(meta(lst)["other_names"])
+    assert chance_of(lst) == pytest.approx(1 / 2 ** k)
+    assert chance_of(by_kind["belief_choice"]) == chance_of(by_kind["answerability_binary"]) == 0.5
+    assert chance_of(by_kind["fact"]) is None

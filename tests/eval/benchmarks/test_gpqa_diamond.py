@@ -134,8 +134,8 @@ def test_missing_column_and_short_record(sample, tmp_path):
 # (the reply is scored wrong). The oracle is that rule; "agree" wherever it reads a letter.
 
 def original_letter_of(reply):
-    """original_parse, where a first match whose character is not A-D moves on to the next
-    pattern (as the original: it looks at one match per pattern)."""
+    """The original's letter: for each pattern in turn its first match, kept when the bracketed
+    character is A-D (a first match on another character moves on to the next pattern)."""
     for lead in ("answer is (", "Answer: (", "answer: (", "answer (", "("):
         at = reply.find(lead)
         while at >= 0:

@@ -346,3 +346,12 @@ def test_real_replies_agree_with_the_original(real_replies, agreement_report, na
     counts = Counter(compare(row, reply) for row, reply in real_replies(name))
     agreement_report(name, counts)
     assert not [k for k in counts if k.startswith("DISAGREE")], counts
+
+
+def test_chance_of_each_genre(rows):
+    from eval.benchmarks.opentom import chance_of
+
+    assert BENCHMARK.chance is chance_of
+    by_genre = {meta(r)["genre"]: r for r in rows}
+    assert chance_of(by_genre["location_fine"]) == chance_of(by_genre["location_coarse"]) == 0.5
+    assert chance_of(by_genre["multihop"]) == chance_of(by_genre["attitude"]) == pytest.approx(1 / 3)
