@@ -108,7 +108,29 @@ class Conditions:
         return ACTION_SETS[self.action_set]
 
     def is_desired(self, actions: Iterable[Action]) -> bool:
-        return not self.unmet(list(actions))
+        """Whether `unmet(actions)` is empty (the same tests, stopping at the first that fails:
+        the sampler asks this after every step once a story has its important actions)."""
+        actions = list(actions)
+        if len(actions) > self.max_actions:
+            return False
+        allowed, kinds, people, rooms = self.aset.kinds, set(), set(), set()
+        important = asymmetric = 0
+        for a in actions:
+            kind = kind_of(a)
+            if kind not in allowed:
+                return False
+            kinds.add(kind)
+            important += kind in IMPORTANT
+            asymmetric += a.is_asymmetric
+            people.update(a.people())
+            if a.type in (ENTER, LEAVE, MOVE_ROOM):
+                rooms.add(a.room)
+        if (important != self.moves or len(people) != self.people or len(rooms) != self.rooms
+                or any(group.isdisjoint(kinds) for group in self.aset.distinguishing)):
+            return False
+        if self.asymmetric:
+            return 1 <= asymmetric <= self.max_asymmetric
+        return not asymmetric
 
     def unmet(self, actions: list[Action]) -> list[str]:
         """What keeps `actions` from satisfying the conditions (empty when desired)."""

@@ -9,6 +9,7 @@ Questions are only asked where the answer is known. Order-n templates nest the o
 """
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
 from itertools import product
 from typing import Any, Iterator
@@ -22,9 +23,13 @@ KNOWS, NOT_KNOWS = "knows about it", "does not know about it"
 
 def chains(people: list[str], order: int) -> Iterator[tuple[str, ...]]:
     """Chains of `order` people, no one directly nested in themselves, in a stable order."""
-    for c in product(people, repeat=order):
-        if all(c[k] != c[k + 1] for k in range(order - 1)):
-            yield c
+    return iter(_chains(tuple(people), order))
+
+
+@functools.lru_cache(maxsize=1024)
+def _chains(people: tuple[str, ...], order: int) -> tuple[tuple[str, ...], ...]:
+    return tuple(c for c in product(people, repeat=order)
+                 if all(c[k] != c[k + 1] for k in range(order - 1)))
 
 
 def _search_question(kind: str, c: tuple[str, ...], obj: str) -> str:
@@ -139,10 +144,11 @@ def mark_interesting(questions: list[dict[str, Any]]) -> None:
         return (q["kind"], q["order"], q["property"], q["thing"], q["state_value"],
                 q["before_action"], tuple(q["people"][1:]))
 
-    for q in questions:
-        groups[key(q)].add(q["answer"])
-    for q in questions:
-        q["interesting"] = len(groups[key(q)]) > 1
+    keys = [key(q) for q in questions]
+    for q, k in zip(questions, keys):
+        groups[k].add(q["answer"])
+    for q, k in zip(questions, keys):
+        q["interesting"] = len(groups[k]) > 1
 
 
 def generate_questions(t: Tracker) -> list[dict[str, Any]]:

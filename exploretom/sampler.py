@@ -17,9 +17,12 @@ Two independent switches (docs/exploretom.md says which one each figure used):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
-from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from bisect import bisect
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any, Sequence
 
 from exploretom.action_sets import (CHIT_PRIVATE, CHIT_PUBLIC, IMPORTANT, INFO_PRIVATE,
                                     INFO_PUBLIC, Conditions, distance_to_desired, kind_of)
@@ -47,9 +50,12 @@ class Progress:
 
     important: int = 0
     asymmetric: int = 0
+    kinds: set[str] = field(default_factory=set)  # the kinds the story has
 
     def add(self, action: Action) -> None:
-        self.important += kind_of(action) in IMPORTANT
+        kind = kind_of(action)
+        self.kinds.add(kind)
+        self.important += kind in IMPORTANT
         self.asymmetric += action.is_asymmetric
 
     @classmethod
@@ -72,6 +78,15 @@ class StorySampler:
         self.kinds = [k for k in KIND_WEIGHTS if k in conditions.aset.kinds]
         if MOVE_ROOM in self.kinds and len(context.rooms) < 2:
             self.kinds.remove(MOVE_ROOM)
+        self._made: dict[tuple, Any] = {}  # candidates recur at every step: each made once
+
+    def _make(self, cls, *args, **fields):
+        """`cls(*args, **fields)` (an Action or a Topic), the same object every time."""
+        key = (cls, args, tuple(fields.items()))
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = cls(*args, **fields)
+        return made
 
     # ---------------------------------------------------------------- candidates per kind
     def _in_rooms(self, t: Tracker) -> list[tuple[str, str]]:
@@ -83,25 +98,33 @@ class StorySampler:
 
     def candidates(self, t: Tracker, kind: str) -> list[Action]:
         ctx, obj = self.ctx, self.ctx.object
-        if kind == ENTER:
-            return [Action(ENTER, p, room=r) for p in ctx.people for r in ctx.rooms
-                    if t.person_room.get(p) != r]
+        if kind == ENTER:  # the commonest kind: made once per person and room, looked up fast
+            made, out = self._made, []
+            for p in ctx.people:
+                here = t.person_room.get(p)
+                for r in ctx.rooms:
+                    if here != r:
+                        a = made.get((ENTER, p, r))
+                        if a is None:
+                            a = made[(ENTER, p, r)] = Action(ENTER, p, room=r)
+                        out.append(a)
+            return out
         if kind == LEAVE:
-            return [Action(LEAVE, p, room=r) for p, r in self._in_rooms(t)]
+            return [self._make(Action, LEAVE, p, room=r) for p, r in self._in_rooms(t)]
         if kind == MOVE_CONTAINER:
             loc = t.belief((), ("loc", obj))
-            return [Action(MOVE_CONTAINER, p, object=obj, container=c)
+            return [self._make(Action, MOVE_CONTAINER, p, object=obj, container=c)
                     for p, r in self._in_rooms(t) if loc is None or loc[0] == r
                     for c in ctx.containers
                     if t.container_room.get(c, r) == r and (loc is None or loc[1] != c)]
         if kind == MOVE_ROOM:
-            return [Action(MOVE_ROOM, p, object=obj, room=dest)
+            return [self._make(Action, MOVE_ROOM, p, object=obj, room=dest)
                     for p, r in self._in_rooms(t) if self._object_here(t, r)
                     for dest in ctx.rooms if dest != r]
         if kind == UPDATE_STATE:
-            return [Action(UPDATE_STATE, p, object=obj, state_type=u.state_type,
-                           state_value=u.state_value, text=u.text.format(person=p),
-                           visible=u.visible)
+            return [self._make(Action, UPDATE_STATE, p, object=obj, state_type=u.state_type,
+                               state_value=u.state_value, text=u.text.format(person=p),
+                               visible=u.visible)
                     for p, r in self._in_rooms(t) if self._object_here(t, r)
                     for u in ctx.state_updates
                     if t.belief((), ("state", obj, u.state_type)) != u.state_value]
@@ -115,24 +138,24 @@ class StorySampler:
                 if not claims:
                     continue
                 prop, value = self.rng.choice(claims)
-                topic = Topic("world_state", entity=obj, property=prop, value=value)
+                topic = self._make(Topic, "world_state", entity=obj, property=prop, value=value)
                 out += self._communications(t, kind == INFO_PRIVATE, s, topic)
             return out
         if kind in (CHIT_PRIVATE, CHIT_PUBLIC):
             out = []
             for s in ctx.people:
-                topic = Topic("abstract", topic=self.rng.choice(ctx.topics))
+                topic = self._make(Topic, "abstract", topic=self.rng.choice(ctx.topics))
                 out += self._communications(t, kind == CHIT_PRIVATE, s, topic)
             return out
         raise ValueError(f"unknown kind {kind!r}")
 
     def _communications(self, t: Tracker, private: bool, s: str, topic: Topic) -> list[Action]:
         if private:
-            return [Action(PRIVATE, s, listener=lst, topic=topic) for lst in self.ctx.people
-                    if lst != s]
+            return [self._make(Action, PRIVATE, s, listener=lst, topic=topic)
+                    for lst in self.ctx.people if lst != s]
         room = t.person_room.get(s)
         if room and len(t.people_in(room)) >= 2:
-            return [Action(BROADCAST, s, topic=topic)]
+            return [self._make(Action, BROADCAST, s, topic=topic)]
         return []
 
     # ---------------------------------------------------------------- modifiers
@@ -178,7 +201,7 @@ class StorySampler:
         undo = (prev.person, prev.room) if prev is not None and prev.type == ENTER else None
 
         def allowed(a: Action) -> bool:
-            if a == prev:
+            if prev is not None and a.type == prev.type and a == prev:
                 return False
             if a.type in (PRIVATE, BROADCAST):
                 return a.person in entered and (a.type != PRIVATE or a.listener in entered)
@@ -189,26 +212,9 @@ class StorySampler:
     def _kind_weights(self, t: Tracker, prog: Progress) -> list[tuple[str, float]]:
         if not self.steered:
             return [(k, KIND_WEIGHTS[k]) for k in self.kinds]
-        cond = self.cond
-        unmet_groups = [g for g in cond.aset.distinguishing
-                        if not any(kind_of(a) in g for a in t.actions)]
-        # Slack: steps the story can still spend on actions that fulfil no requirement. As it
-        # runs out, the kinds still needed crowd out the rest (entering, leaving, ...).
-        needed_important = cond.moves - prog.important
-        needed_other = sum(1 for g in unmet_groups if not g <= IMPORTANT)
-        slack = cond.max_actions - len(t.actions) - needed_important - needed_other
-        pressure = 1.0 if slack > 3 else 3.0 * (4 - max(slack, 0))
-        out = []
-        for k in self.kinds:
-            w = KIND_WEIGHTS[k]
-            if k in IMPORTANT and prog.important >= cond.moves:
-                continue
-            if any(k in g for g in unmet_groups):
-                w *= 3.0 * pressure
-            elif k in IMPORTANT:
-                w *= pressure
-            out.append((k, w))
-        return out
+        unmet = tuple(g for g in self.cond.aset.distinguishing if g.isdisjoint(prog.kinds))
+        return list(_steered_weights(self.cond, tuple(self.kinds), len(t.actions),
+                                     prog.important, unmet))
 
     def step(self, t: Tracker, prog: Progress) -> Action | None:
         """Append one random valid action to `t` (and `prog`); None when no kind has one."""
@@ -216,7 +222,9 @@ class StorySampler:
         allowed = self._quality_rules(t)
         while weighted:
             kinds, weights = zip(*weighted)
-            kind = self.rng.choices(kinds, weights)[0]
+            # self.rng.choices(kinds, weights)[0], as random.py computes it
+            cum = list(accumulate(weights))
+            kind = kinds[bisect(cum, self.rng.random() * (cum[-1] + 0.0), 0, len(cum) - 1)]
             options = [a for a in self.candidates(t, kind) if allowed(a)]
             self.rng.shuffle(options)
             for a in self._prefer_new(t, options) if self.steered else options:
@@ -240,19 +248,25 @@ class StorySampler:
             return 1.0  # the story is about to end without its asymmetric action
         return MODIFIER_PROBABILITY if kind_of(a) not in (ENTER, LEAVE) else MODIFIER_PROBABILITY / 3
 
-    def _prefer_new(self, t: Tracker, options: list[Action]) -> Iterator[Action]:
+    def _prefer_new(self, t: Tracker, options: list[Action]) -> list[Action]:
         """Options that bring in a person or room the story still lacks come first."""
         people = set(t.people)
         rooms = set(t.rooms())
         need_people = len(people) < self.cond.people
         need_rooms = len(rooms) < self.cond.rooms
+        if not (need_people or need_rooms):
+            return options
 
-        def fresh(a: Action) -> bool:
-            return ((need_people and any(p not in people for p in a.people()))
-                    or (need_rooms and a.type in (ENTER, MOVE_ROOM) and a.room not in rooms))
-
-        yield from (a for a in options if fresh(a))
-        yield from (a for a in options if not fresh(a))
+        first, rest = [], []
+        for a in options:
+            if ((need_people and (a.person not in people
+                                  or (a.listener and a.listener not in people)
+                                  or any(p not in people for p in a.peeking + a.distracted)))
+                    or (need_rooms and a.type in (ENTER, MOVE_ROOM) and a.room not in rooms)):
+                first.append(a)
+            else:
+                rest.append(a)
+        return first + rest
 
     def walk(self, tracker: Tracker | None = None) -> Tracker | None:
         """Continue (or start) a story until it meets the conditions; None on a dead end."""
@@ -264,10 +278,23 @@ class StorySampler:
             if not self.steered and distance_to_desired(self.cond, t.actions) >= 100:
                 return None  # overshot (too many people, rooms or moves): can never be kept
             # (exactly `moves` important actions is necessary, and cheap to test first)
-            if (prog.important == self.cond.moves and self.cond.is_desired(t.actions)
+            if (prog.important == self.cond.moves and self._desired(t, prog)
                     and self.rng.random() < STOP_PROBABILITY):
                 return t
-        return t if self.cond.is_desired(t.actions) else None
+        return t if self._desired(t, prog) else None
+
+    def _desired(self, t: Tracker, prog: Progress) -> bool:
+        """`self.cond.is_desired(t.actions)`, read off the counters kept in step with them (the
+        tracker's people are the people the actions name, its rooms the rooms they name)."""
+        cond = self.cond
+        if (len(t.actions) > cond.max_actions or prog.important != cond.moves
+                or len(t.people) != cond.people or len(t.rooms()) != cond.rooms
+                or not prog.kinds <= cond.aset.kinds
+                or any(g.isdisjoint(prog.kinds) for g in cond.aset.distinguishing)):
+            return False
+        if cond.asymmetric:
+            return 1 <= prog.asymmetric <= cond.max_asymmetric
+        return not prog.asymmetric
 
     def walks(self, n: int, tries_per_story: int = 20) -> list[Tracker]:
         """Up to `n` independent stories meeting the conditions, giving up after
@@ -280,6 +307,30 @@ class StorySampler:
             if t is not None:
                 out.append(t)
         return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _steered_weights(cond: Conditions, kinds: tuple[str, ...], n_actions: int, important: int,
+                     unmet_groups: tuple[frozenset[str], ...]) -> tuple[tuple[str, float], ...]:
+    """The steered walk's odds of each kind, given the story so far (the same for every walk
+    of a setting, so computed once)."""
+    # Slack: steps the story can still spend on actions that fulfil no requirement. As it
+    # runs out, the kinds still needed crowd out the rest (entering, leaving, ...).
+    needed_important = cond.moves - important
+    needed_other = sum(1 for g in unmet_groups if not g <= IMPORTANT)
+    slack = cond.max_actions - n_actions - needed_important - needed_other
+    pressure = 1.0 if slack > 3 else 3.0 * (4 - max(slack, 0))
+    out = []
+    for k in kinds:
+        w = KIND_WEIGHTS[k]
+        if k in IMPORTANT and important >= cond.moves:
+            continue
+        if any(k in g for g in unmet_groups):
+            w *= 3.0 * pressure
+        elif k in IMPORTANT:
+            w *= pressure
+        out.append((k, w))
+    return tuple(out)
 
 
 def sampler_name(steered: bool = True, constrained: bool = True) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from exploretom.questions import CONTAINER, KNOWLEDGE, KNOWS, NOT_KNOWS, ROOM, STATE
-from exploretom.render import short_clause, the
+from exploretom.render import join_names, short_clause, the
 from exploretom.story import BROADCAST, ENTER, LEAVE, MOVE_ROOM, PRIVATE, Action
 from exploretom.tracker import OPEN, Tracker
 
@@ -144,18 +144,13 @@ def ignores(chain: Sequence[str], speaker: str) -> str:
         f"{chain[-1]} ignores it, knowing {speaker}'s news is out of date"
 
 
-def names(people: Sequence[str]) -> str:
-    """'Anne', 'Anne and Beth', 'Anne, Beth and Carl'."""
-    return people[0] if len(people) == 1 else ", ".join(people[:-1]) + " and " + people[-1]
-
-
 def knows_current(chain: Sequence[str], room: str, since: int) -> str:
     """A mind that keeps its belief against any claim because it knows it is current: everyone
     of the chain has been in the object's room since step `since` (0-based) and the innermost
     would have seen any change (SEMANTICS.md, 2026-11-27)."""
     people = list(dict.fromkeys(chain))
     return "".join(f"{p} thinks " for p in chain[:-1]) + \
-        f"{chain[-1]} ignores it: {names(people)} {'has' if len(people) == 1 else 'have'} " \
+        f"{chain[-1]} ignores it: {join_names(people)} {'has' if len(people) == 1 else 'have'} " \
         f"been in {the(room)} since step {since + 1}, so {chain[-1]} would have seen any change"
 
 

@@ -88,6 +88,8 @@ class Tracker:
         self.state_values: list[tuple[str, str, str]] = []  # (object, state_type, value) seen
         self.loc_history: dict[str, list[tuple[int, Loc]]] = {}  # change points per object
         self.actions: list[Action] = []
+        self._rooms: dict[str, None] = {}  # rooms named by the actions, in order of first mention
+        self._chain_lists: dict[tuple[frozenset, frozenset], list[Chain]] = {}  # see _chains
         self.observers: list[frozenset[str]] = []
         self.left_containers: list[str] = []
         self.action_rooms: list[str] = []
@@ -111,6 +113,7 @@ class Tracker:
         t.state_values = list(self.state_values)
         t.loc_history = {o: list(h) for o, h in self.loc_history.items()}
         t.actions, t.observers = list(self.actions), list(self.observers)
+        t._rooms, t._chain_lists = dict(self._rooms), dict(self._chain_lists)
         t.left_containers, t.action_rooms = list(self.left_containers), list(self.action_rooms)
         t.arrived, t.distracted_at = dict(self.arrived), dict(self.distracted_at)
         t.watch, t.kept = dict(self.watch), dict(self.kept)
@@ -118,7 +121,8 @@ class Tracker:
 
     def belief(self, chain: Iterable[str], fact: Fact):
         """The value `chain` holds for `fact` (None when unknown); chain () is the world."""
-        entry = self.beliefs.get(tuple(chain), {}).get(fact)
+        b = self.beliefs.get(chain if type(chain) is tuple else tuple(chain))
+        entry = b.get(fact) if b else None
         return entry[0] if entry else None
 
     def location(self, chain: Iterable[str], obj: str) -> Loc:
@@ -131,11 +135,8 @@ class Tracker:
         return [p for p in self.people if self.person_room.get(p) == room]
 
     def rooms(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for a in self.actions:
-            if a.type in (ENTER, LEAVE, MOVE_ROOM):
-                seen.setdefault(a.room, None)
-        return list(seen)
+        """The rooms the actions enter, leave or carry things to, in order of first mention."""
+        return list(self._rooms)
 
     # ------------------------------------------------------------------ applying
     def apply(self, action: Action) -> None:
@@ -155,6 +156,8 @@ class Tracker:
             raise
         for p in action.distracted:
             self.distracted_at[p] = i
+        if action.type in _ROOM_TYPES:
+            self._rooms.setdefault(action.room, None)
         self.actions.append(action)
 
     def apply_all(self, actions: Iterable[Action]) -> "Tracker":
@@ -170,14 +173,20 @@ class Tracker:
                 self.people.append(n)
 
     def _chains(self, observers: Iterable[str], witnesses: Iterable[str]) -> list[Chain]:
-        """Every chain that learns an action, shortest first (so prefixes update first)."""
-        wset, oset = set(witnesses), set(observers)
-        witnesses = [p for p in self.people if p in wset]
-        level = [(p,) for p in self.people if p in oset]
-        out = list(level)
-        for _ in range(self.depth - 1):
-            level = [c + (q,) for c in level for q in witnesses if q != c[-1]]
-            out.extend(level)
+        """Every chain that learns an action, shortest first (so prefixes update first). The
+        same observers and witnesses recur within a story: each list is made once (the order
+        of people never changes, so it stays right)."""
+        key = (frozenset(observers), frozenset(witnesses))
+        out = self._chain_lists.get(key)
+        if out is None:
+            oset, wset = key
+            witnesses = [p for p in self.people if p in wset]
+            level = [(p,) for p in self.people if p in oset]
+            out = list(level)
+            for _ in range(self.depth - 1):
+                level = [c + (q,) for c in level for q in witnesses if q != c[-1]]
+                out.extend(level)
+            self._chain_lists[key] = out
         return out
 
     def _mine(self, chain: Chain) -> dict[Fact, tuple]:
@@ -187,6 +196,8 @@ class Tracker:
         return b
 
     def _check_modifiers(self, a: Action, i: int, witnesses: set[str]) -> tuple[set, set]:
+        if not a.peeking and not a.distracted:
+            return _NOBODY, _NOBODY
         peek, dist = set(a.peeking), set(a.distracted)
         if len(peek) != len(a.peeking) or len(dist) != len(a.distracted):
             raise StoryError(i, a.type, "a name is repeated in peeking or distracted")
@@ -307,17 +318,25 @@ class Tracker:
         old_w = set(self.people_in(old)) if old else set()
         new_w = set(self.people_in(room)) | {p}
         peek, dist = self._check_modifiers(a, i, old_w | new_w)
+        beliefs = self.beliefs
         if old:  # leaving the old room first: the people there see the person go
+            gone = (Away(old), i)
             for c in self._chains((old_w | peek) - dist, old_w):
-                self._mine(c)[("at", p)] = (Away(old), i)
+                mine = beliefs.get(c)
+                if mine is None:
+                    mine = beliefs[c] = {}
+                mine[("at", p)] = gone
         self.person_room[p] = room
         self.arrived[p] = i
-        self.beliefs[()][("at", p)] = (room, i)
+        beliefs[()][("at", p)] = (room, i)
         observers = (new_w | peek) - dist
+        here = (room, i)
+        present = {("at", x): here for x in new_w}
         for c in self._chains(observers, new_w):
-            mine = self._mine(c)
-            for x in new_w:
-                mine[("at", x)] = (room, i)
+            mine = beliefs.get(c)
+            if mine is None:
+                mine = beliefs[c] = {}
+            mine.update(present)
             if p in c:
                 self._look_around(c, room, i)
         self._record(a, observers | (old_w - dist), room)
@@ -331,8 +350,12 @@ class Tracker:
         self.person_room[p] = None
         self.beliefs[()][("at", p)] = (None, i)
         observers = (w | peek) - dist
+        gone, key, beliefs = (Away(room), i), ("at", p), self.beliefs
         for c in self._chains(observers, w):
-            self._mine(c)[("at", p)] = (Away(room), i)
+            mine = beliefs.get(c)
+            if mine is None:
+                mine = beliefs[c] = {}
+            mine[key] = gone
         self._record(a, observers, room)
 
     def _move_container(self, a: Action, i: int) -> None:
@@ -594,6 +617,9 @@ def _holds(belief, prop: str, value: str) -> bool:
         return belief[1 if prop == CONTAINER_LOCATION else 0] == value
     return belief == value
 
+
+_ROOM_TYPES = frozenset({ENTER, LEAVE, MOVE_ROOM})
+_NOBODY: frozenset[str] = frozenset()
 
 _HANDLERS = {
     ENTER: Tracker._enter,

@@ -95,3 +95,44 @@ def test_sample_command_flags(tmp_path, flags, name):
     assert main(["sample", "--action-set", "A1", "--people", "2", "--moves", "2", "--rooms", "2",
                  "--max-actions", "8", "-n", "3", "-q", "-o", str(out), *flags]) == 0
     assert [json.loads(line)["sampler"] for line in out.open()] == [name] * 3
+
+
+# --------------------------------------------------------------------------- the fast paths
+def test_the_fast_desired_tests_agree_with_unmet_on_every_prefix():
+    """Conditions.is_desired and the walk's counters (StorySampler._desired) give what
+    `not unmet(...)` gives, on every prefix of stories of every action set and sampler."""
+    from exploretom.action_sets import ACTION_SETS
+    from exploretom.sampler import Progress
+
+    rng = random.Random(11)
+    for k, aset in enumerate(list(ACTION_SETS) * 6):
+        cond = Conditions(aset, 3, 3, 2, 12, asymmetric=k % 2 == 0, max_asymmetric=1 + k % 3)
+        sampler = StorySampler(cond, sample_context(rng, 3, 2), rng, steered=k % 3 != 0,
+                               constrained=k % 4 != 0)
+        t = sampler.walk() or Tracker(2)
+        replay, prog = Tracker(2), Progress()
+        for a in t.actions:
+            replay.apply(a)
+            prog.add(a)
+            want = not cond.unmet(list(replay.actions))
+            assert cond.is_desired(replay.actions) == want
+            assert sampler._desired(replay, prog) == want
+            for other in (Conditions(aset, 2, 2, 2, 10), Conditions(aset, 3, 3, 2, 12)):
+                assert other.is_desired(replay.actions) == (not other.unmet(list(replay.actions)))
+
+
+def test_the_kind_draw_is_random_choices():
+    """The walk draws its kind as Random.choices(kinds, weights)[0] does, number for number."""
+    from bisect import bisect
+    from itertools import accumulate
+
+    for seed in range(50):
+        a, b = random.Random(seed), random.Random(seed)
+        for n in range(1, 10):
+            kinds = [f"k{j}" for j in range(n)]
+            weights = [a.random() * 3 + 0.1 for _ in range(n)]
+            for _ in range(n):  # the same draws from b, to keep the two streams together
+                b.random()
+            cum = list(accumulate(weights))
+            assert (kinds[bisect(cum, b.random() * (cum[-1] + 0.0), 0, len(cum) - 1)]
+                    == a.choices(kinds, weights)[0])

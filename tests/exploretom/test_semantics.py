@@ -735,7 +735,7 @@ def test_a_mind_at_the_highest_asked_order_still_judges_messages():
         == "basket"
 
 
-# --------------------------------------------------------------------------- what a person knows to be current (2026-11-27)
+# --------------------------------------------------------------------------- known to be current
 BOX, BASKET = ("apple", "container_location", "box"), ("apple", "container_location", "basket")
 # Anne entered the kitchen. Carl entered the kitchen. Carl moved the apple to the box.
 # Carl left the kitchen. Anne moved the apple to the basket.
@@ -893,12 +893,14 @@ def test_a_person_always_knows_which_room_she_is_in():
     # Anne entered the bedroom. Dave told privately to Anne that Anne is in the kitchen. Anne
     # told privately to Beth that Anne is in the bedroom. (It used to be rejected: "Anne
     # believes Anne is in the kitchen".)
-    in_kitchen, in_bedroom = ("Anne", "room_location", "kitchen"), ("Anne", "room_location", "bedroom")
+    in_kitchen = ("Anne", "room_location", "kitchen")
+    in_bedroom = ("Anne", "room_location", "bedroom")
     actions = [enter("Anne", "kitchen"), enter("George", "kitchen"), leave("George", "kitchen"),
                tell("George", "Dave", in_kitchen), leave("Anne", "kitchen"),
                enter("Anne", "bedroom"), tell("Dave", "Anne", in_kitchen)]
     out = labels(*actions, tell("Anne", "Beth", in_bedroom))
-    assert out["text"].splitlines()[-1] == "Anne told privately to Beth that Anne is in the bedroom."
+    assert out["text"].splitlines()[-1] == ("Anne told privately to Beth that Anne is in the "
+                                            "bedroom.")
     t = track(story(*actions, tell("Anne", "Beth", in_bedroom)))
     assert t.belief(("Anne",), ("at", "Anne")) == "bedroom"
     assert t.belief(("Beth",), ("at", "Anne")) == "bedroom"

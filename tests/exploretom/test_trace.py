@@ -344,7 +344,8 @@ def test_a_value_known_to_be_current_is_kept_in_the_trace():
         "So Anne thinks the apple is in the basket in the kitchen.")
     assert check_trace(tr, replay, q) == "basket"
     assert check_story(st.actions, qs, traces) == [q["answer"] for q in qs]
-    kept = " Anne ignores it: Anne has been in the kitchen since step 5, so Anne would have seen any change."
+    kept = (" Anne ignores it: Anne has been in the kitchen since step 5, so Anne would have seen "
+            "any change.")
     forged = [tr.replace(kept, ""),  # the reason left out
               tr.replace("since step 5", "since step 3"),  # the wrong sighting
               tr.replace("been in the kitchen", "been in the garden"),
