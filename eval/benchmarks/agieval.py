@@ -13,14 +13,18 @@ sat-en-without-passage included, and so does a folder of the whole release here.
 English tasks get English instructions and Chinese tasks Chinese ones, as in the original.
 
 A reply without answer tags is read as the original's `post_process.py` reads its settings'
-replies, on the text after the reply's last "answer is" / "答案是" when it has one (the few-shot
-readers' `answer is .*?([A-G])`), else on the whole reply (the zero-shot readers): a single-answer
-item takes the first option letter (`find_first_capital_letter`, A-F), a multi-answer item the set
-of letters (`parse_qa_multiple_answer`), a cloze item the last `\boxed{}`, else the last `$...$`,
-else what follows the last "=", else the last number (`parse_math_answer`), the part after an
-"=" inside the box or the dollars, and after "The answer is therefore" / "答案是". Unlike the
-original, a letter is one written alone, not the capital that begins a word (the B of "Based")
-nor the article A. A reply in which that finds no letter keeps the shared careful reader.
+replies, on the text after the reply's last answer statement ("answer is", "answer:", "答案是")
+when it has one (the few-shot readers' `answer is .*?([A-G])`), else on the whole reply (the
+zero-shot readers): a single-answer item takes the first option letter
+(`find_first_capital_letter`, A-F), a multi-answer item the set of letters
+(`parse_qa_multiple_answer`), a cloze item (`parse_math_answer`) its last `\boxed{}`,
+else the answer its last statement gives up to the end of its line (the few-shot readers), else
+the zero-shot reader's last `$...$`, else what follows the last "=", else the last number (the
+part after an "=" inside the box or the dollars). Unlike the original, a letter is one written
+alone, not the capital that begins a word (the B of "Based") nor the article A, and a short
+one-line cloze reply that is mathematics alone is the answer as a whole (the zero-shot reader
+keeps what follows its last "=": "y=\pm\sqrt{3}x" would be "\pm\sqrt{3}x"). A reply in which
+that finds no letter keeps the shared careful reader.
 
 A few release labels can never equal what the original's parser returns (a single-answer task
 compares one letter with `"AD"`; a multi-answer task compares a set of letters with `{'B', '。'}`
@@ -243,7 +247,8 @@ def _letter_set(text: str | None) -> frozenset[str] | None:
     return frozenset(letters) if len(set(letters)) == len(letters) else None
 
 
-_ANSWER_IS = re.compile(r"(?i)answer\s+is\b|答案是")
+# where a reply states its answer: "the answer is (therefore)", "answer:", "答案是", "答案："
+_ANSWER_IS = re.compile(r"(?i)\banswer\s*(?:is\b(?:\s+therefore\b)?|[:：])|答案(?:是|[:：])")
 
 
 def _answer_part(reply: str) -> str:
@@ -311,11 +316,42 @@ def original_cloze(reply: str) -> str | None:
     return found or None
 
 
+
+SHORT_REPLY_CHARS = 200  # as the shared fallback: a reply this short is an answer as a whole
+
+
+def _bare(text: str) -> bool:
+    """Whether a text is mathematics alone: no word of three letters outside LaTeX commands."""
+    return re.search(r"[A-Za-z]{3,}", re.sub(r"\\[A-Za-z]+", " ", text)) is None
+
+
+def cloze_answer(reply: str) -> str | None:
+    """What an untagged reply answers to a cloze item: its last `\\boxed{}` (both original
+    readers); else the answer its last "The answer is (therefore) X" / "Answer: X" states, up to the
+    end of its line (the few-shot readers take the last line after "The answer is therefore");
+    else the zero-shot reader's
+    `$...$`, "=" and last-number rules (`original_cloze`), except that a short one-line reply that
+    is mathematics alone, or in which those rules find nothing, is the answer as a whole (the
+    zero-shot reader keeps what follows the last "=" of "y=\\pm\\sqrt{3}x")."""
+    if "\\boxed" in reply:
+        return original_cloze(reply)
+    marks = list(_ANSWER_IS.finditer(reply))
+    if marks:
+        stated = reply[marks[-1].end():].split("\n")[0].strip(" \t:：").rstrip(".。").strip()
+        if stated:
+            return stated
+    zero_shot = original_cloze(reply)
+    whole = reply.strip()
+    if len(whole) <= SHORT_REPLY_CHARS and "\n" not in whole and (zero_shot is None or _bare(whole)):
+        return whole
+    return zero_shot
+
+
 def _original_reading(row: Row, m: dict, reply: str) -> Record | None:
     """The record of an untagged reply read by the original's rule, or None when it reads
     nothing there."""
     if m.get("kind") == "cloze":
-        said = original_cloze(reply)
+        said = cloze_answer(reply)
         return None if said is None else {
             "extracted": said, "correct": answers.is_correct(said, row["answer"], "number")}
     if m.get("task") in MULTI_ANSWER_TASKS:

@@ -260,13 +260,14 @@ def score(row: Row, response: str) -> Record:
     if obj is not None and ("answer_q1" in obj or "answer_q2" in obj):
         extracted, how = json.dumps(obj, ensure_ascii=False), "fallback"
         parts = (str(obj.get("answer_q1", "")), str(obj.get("answer_q2", "")))
-    elif reply is not None:
-        extracted, how = reply, "fallback"
-        parts = answer_parts(reply) or (None, None)
     else:
         reading = answers.read_answer(response, None)
         extracted, how = reading.answer, reading.how
-        parts = answer_parts(extracted) or (None, None)
+        parts = answer_parts(extracted)
+        if parts is None and reply is not None:
+            # an untagged reply too long for the shared fallback: its two parts, however long
+            extracted, how, parts = reply, "fallback", answer_parts(reply)
+        parts = parts or (None, None)
     chosen = {part: (_option_of(text, m["options"][part]) if how == "fallback"
                      else answers.chosen_option(text, m["options"][part]))
               for part, text in zip(PARTS, parts)}

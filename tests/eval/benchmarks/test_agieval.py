@@ -327,7 +327,13 @@ def compare(row, reply):
         said = oracle_cloze(reply)
         if said is None:
             return "original reads nothing"
-        return "agree" if rec["extracted"] == said else f"DISAGREE {said!r} vs {rec['extracted']!r}"
+        if rec["extracted"] == said:
+            return "agree"
+        if rec["extracted"] == reply.strip():
+            return "a short formula read whole"  # "y=\\pm\\sqrt{3}x": the original keeps "\\pm\\sqrt{3}x"
+        if re.search(r"(?i)answer\s*(is|:)|答案", reply):
+            return "an answer statement"  # "The answer is y = 2x+1." read up to the line's end
+        return f"DISAGREE {said!r} vs {rec['extracted']!r}"
     if m["task"] in ("gaokao-physics", "jec-qa-ca", "jec-qa-kd"):
         said = oracle_letters(reply)
         if not said:
@@ -347,6 +353,8 @@ def compare(row, reply):
         return "agree"
     if at is not None and begins_a_word(reply, at):
         return "capital in a word"
+    if re.search(r"(?i)answer\s*(is|[:：])|答案", reply):
+        return "letters before the answer statement"  # the zero-shot reader takes the first
     return f"DISAGREE {said} vs {rec['extracted']}: {reply[:80]!r}"
 
 
@@ -363,6 +371,8 @@ def test_untagged_shapes_agree_with_the_original(rows):
         (single, f"Based on the passage, (C) {c}.", "capital in a word", "C"),  # original: B
         (single, "After reading it twice, I pick C.", "capital in a word", "C"),  # original: A
         (single, "I pick E.", "agree", "E"),  # E is read as the original does, and is wrong
+        (single, "Option C looks tempting.\nFinal answer: D", "letters before the answer statement",
+         "D"),
         (multi, "答案是BD", "agree", "BD"),
         (multi, "The answer is B and D.", "agree", "BD"),
         (multi, "(B)(D)", "agree", "BD"),
@@ -372,7 +382,11 @@ def test_untagged_shapes_agree_with_the_original(rows):
         (cloze, "We find $x = \\frac{3}{200}$, done.", "agree", "\\frac{3}{200}"),
         (cloze, "\\boxed{0.015}", "agree", "0.015"),
         (cloze, "The answer is therefore 15", "agree", "15"),
-        (cloze, "no idea", "original reads nothing", None),
+        (cloze, "no idea", "original reads nothing", "no idea"),
+        (cloze, "y=\\pm\\sqrt{3}x", "a short formula read whole", "y=\\pm\\sqrt{3}x"),
+        (cloze, "First 2+2 = 4, and then it follows.\nThe answer is y = 2x+1.", "an answer statement",
+         "y = 2x+1"),
+        (cloze, "Let me think.\n" * 30 + "Final answer: 0.015", "agree", "0.015"),
     ]
     for row, reply, verdict, extracted in cases:
         assert compare(row, reply) == verdict, (reply, compare(row, reply))
