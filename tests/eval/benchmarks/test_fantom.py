@@ -324,6 +324,8 @@ def compare(row, reply):
         from eval.benchmarks._common import token_f1
         ok = rec["token_f1"] == pytest.approx(token_f1(row["answer"].lower(), reply.lower().strip()))
         return "agree" if ok else f"DISAGREE fact: {reply[:80]!r}"
+    if kind == "belief_dist":  # the judge sees the whole reply, as the original's embedder
+        return "agree" if rec["extracted"] == reply.strip() else f"DISAGREE dist: {reply[:80]!r}"
     return "not compared"
 
 
