@@ -150,9 +150,16 @@ class StorySampler:
         raise ValueError(f"unknown kind {kind!r}")
 
     def _communications(self, t: Tracker, private: bool, s: str, topic: Topic) -> list[Action]:
-        if private:
-            return [self._make(Action, PRIVATE, s, listener=lst, topic=topic)
-                    for lst in self.ctx.people if lst != s]
+        if private:  # common too: looked up as ENTER is
+            made, out = self._made, []
+            for lst in self.ctx.people:
+                if lst != s:
+                    a = made.get((PRIVATE, s, lst, topic))
+                    if a is None:
+                        a = made[(PRIVATE, s, lst, topic)] = Action(PRIVATE, s, listener=lst,
+                                                                    topic=topic)
+                    out.append(a)
+            return out
         room = t.person_room.get(s)
         if room and len(t.people_in(room)) >= 2:
             return [self._make(Action, BROADCAST, s, topic=topic)]
