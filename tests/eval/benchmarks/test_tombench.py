@@ -325,7 +325,7 @@ def compare(row, reply):
     letter, at = original_extract(reply)
     if letter is None:
         return "original reads nothing"
-    if letter >= "ABCD"[len(row["choices"])] if len(row["choices"]) < 4 else False:
+    if len(row["choices"]) < 4 and letter >= "ABCD"[len(row["choices"])]:
         letter = "C/D"  # the original maps C or D on a two-option item to "": never right
     if vote(row, reply) == letter:
         return "agree"
