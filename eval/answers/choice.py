@@ -52,6 +52,12 @@ def chosen_option(answer: str | None, choices: Sequence[str]) -> str | None:
 def _named_options(answer: str, letters: str, choices: list[str]) -> set[str]:
     """The set of option letters an answer names, by letter or by option text."""
     s = clean(answer)
+    # an option's exact text, before any lead-in is stripped: "answer the phone" is an option
+    # of SocialIQA, not "the phone" after the word "answer"
+    whole = squash(s)
+    exact = {letters[i] for i, c in enumerate(choices) if whole and squash(c) == whole}
+    if len(exact) == 1:
+        return exact
     for _ in range(3):
         s2 = _CHOICE_PREFIX.sub("", s, count=1).strip()
         if s2 == s:
@@ -131,10 +137,12 @@ _OPENING_LABEL = re.compile(
     r"[:：\-]?\s*)?[*_]*(?:[\(\[]([A-Z])[\)\]]|([A-Z])(?:[.):：]|\*\*)|([A-Z])(?=\s*$))"
     r"[*_]*(?=\s|$)", re.I,
 )
-# another option written as a label inside the reply: "(C)", "C)", "C:", "option C", "answer C"
+# another option written as a label inside the reply: "(C)", "C)", "C:", "option C", "answer C",
+# or a line that opens with "C." (a reply listing the options answers none of them)
 _OTHER_LABEL = re.compile(
     r"(?<![A-Za-z0-9'’])(?:[\(\[]([A-Z])[\)\]]|([A-Z])[):：](?=\s|$)|"
-    r"(?:option|answer|choice)\s+\(?([A-Z])\)?(?![A-Za-z0-9'’]))", re.I,
+    r"(?:option|answer|choice)\s+\(?([A-Z])\)?(?![A-Za-z0-9'’]))"
+    r"|(?m:^)[ \t*_#>-]*([A-Z])[.)：:](?=\s)", re.I,
 )
 _PARAGRAPHS = re.compile(r"\n[ \t]*\n")
 
@@ -157,6 +165,11 @@ def read_choice(reply: str, choices: Sequence[str], candidates: Sequence[str] = 
             return None  # "E." on a four-option item: no option a reader could name
         own = choices[letters.index(letter)]
         rest = text[m.end():]
+        # the label, then another option's text ("A. red_crate" where red_crate is F): two
+        # options named, no answer (as inside the tags)
+        line = squash(rest.strip().split("\n", 1)[0])
+        if line and line != squash(own) and any(squash(c) == line for c in choices):
+            return None
         # the option's own text may hold labels ("A = benzoquinone, B = ..."): skip it
         if squash(own) and squash(rest[: len(own) + 8]).startswith(squash(own)):
             rest = rest.lstrip()[len(own):]

@@ -47,3 +47,29 @@ def test_choice_nested_option_texts():
     assert is_correct("Sally's mother", "B", "choice", opts)
     assert not is_correct("Sally's mother", "A", "choice", opts)
     assert is_correct("Sally", "A", "choice", opts)
+
+
+# issue 30: shapes of SmolLM2-135M-Instruct's untagged replies, read as a careful reader would
+HITOM = ["blue_container", "blue_bathtub", "green_box", "red_crate", "green_crate", "red_container"]
+
+
+@pytest.mark.parametrize("reply, letter", [
+    ("A. blue_container", "A"),
+    ("F. red_container\n\nThe answer is F. red_container.", "F"),
+    ("A. red_crate", None),  # the label of one option, the text of another: two options
+    ("A. blue_container\nB. blue_bathtub\nC. green_box", None),  # a listing of the options
+    ("D because she saw it moved", "D"),
+    ("The red_crate, since Anne moved it there.", "D"),  # the one option text named
+    ("The red_crate or the green_crate.", None),
+])
+def test_untagged_choice_replies(reply, letter):
+    from eval.answers import read_answer
+
+    assert read_answer(reply, "choice", HITOM).answer == letter
+
+
+def test_an_option_that_begins_with_answer_is_chosen_by_its_text():
+    options = ["answer the phone", "ignore the phone", "throw the phone"]
+    assert is_correct("answer the phone", "A", "choice", options)
+    assert is_correct("Answer the phone.", "A", "choice", options)
+    assert not is_correct("answer the phone", "B", "choice", options)

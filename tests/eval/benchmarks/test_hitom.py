@@ -195,6 +195,12 @@ def compare(row, reply):
     ours = answers.chosen_option(record_for(row, reply, BENCHMARK)["extracted"], row["choices"])
     if ours == said:
         return "agree"
+    first = reply.split("\n", 1)[0].split(" ", 1)[-1].strip().rstrip(".").lower()
+    if ours is None and first in [c.lower() for c in row["choices"]] \
+            and first != row["choices"][ord(said) - 65].lower():
+        # "A. red_crate" where red_crate is option F: two options named, no answer (Hi-ToM has
+        # no scorer of its own to decide otherwise; inside the tags it is two options too)
+        return "a label and another option's text"
     if re.search(r"(?i)answer is:? \(?" + (ours or "#"), reply):
         return "a later answer statement"  # "A. x ... The correct answer is D. x": ours reads D
     return f"DISAGREE {said} vs {ours}: {reply[:60]!r}"
@@ -203,7 +209,7 @@ def compare(row, reply):
 def test_untagged_shapes(rows):
     row = rows[0]
     a, f = row["choices"][0], row["choices"][5]
-    cases = [(f"A. {a}", "agree"), (f"A. {f}", "agree"),
+    cases = [(f"A. {a}", "agree"), (f"A. {f}", "a label and another option's text"),
              (f"F. {f}\n\nThe correct answer is F. {f}.", "agree"),
              (f"L. {row['choices'][11]}\n\nExplanation:\n1. She moved it.", "agree"),
              (f"A. {f}\n\nThe correct answer is F. {f}.", "a later answer statement"),
