@@ -7,7 +7,8 @@ import random
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from eval.benchmarks._common import LETTERS, choice_block
+from eval.benchmarks._common import LETTERS
+from eval.benchmarks.exploretom import choice_prompt, user_prompt
 from eval.rows import features as row_features
 from eval.rows import make_row
 from exploretom.dataset_split import stable_hash
@@ -17,28 +18,6 @@ from exploretom.story import parse_story
 from exploretom.trace import StoryTracer
 
 SOURCE = "exploretom"
-
-
-def instruction(q: dict[str, Any]) -> str:
-    """The short-answer request matching the question's answer type (paper: story, question,
-    short answer)."""
-    if q["answer_type"] == "yes_no":
-        return "Give a short answer: yes or no."
-    if q["answer_type"] == "knowledge":
-        return 'Give a short answer: "knows about it" or "does not know about it".'
-    what = {"room_location": "room", "container_location": "container"}.get(q["property"], "place")
-    return f"Give a short answer: only the name of the {what}, as the story calls it."
-
-
-def user_prompt(text: str, q: dict[str, Any]) -> str:
-    return (f"Read the story, then answer the question about it.\n\nStory:\n{text.strip()}\n\n"
-            f"Question: {q['question']}\n{instruction(q)}")
-
-
-def choice_prompt(text: str, q: dict[str, Any], options: Sequence[str]) -> str:
-    """The same question as multiple choice, its options lettered as the benchmarks show them."""
-    return (f"Read the story, then answer the question about it.\n\nStory:\n{text.strip()}\n\n"
-            f"{choice_block(q['question'], options)}")
 
 
 def as_choice(it: Item, share: float, seed: int, max_options: int = 0,

@@ -167,7 +167,7 @@ class ModelTarget(Target):
     def conversation(self, it: Item) -> list[dict[str, str]]:
         if self.prompt == "row":
             from eval.rows import SYSTEM_PROMPT as ROW_SYSTEM
-            from exploretom.dataset_rows import user_prompt as row_user_prompt
+            from eval.benchmarks.exploretom import user_prompt as row_user_prompt
 
             return [{"role": "system", "content": ROW_SYSTEM},
                     {"role": "user", "content": row_user_prompt(it.text, it.question)}]

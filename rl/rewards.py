@@ -29,24 +29,8 @@ import json
 from typing import Any, Callable, Sequence
 
 from eval import answers
-
-
-def completion_text(completion: Any) -> str:
-    """The generated text of a completion: the string itself, or the joined contents of a
-    conversational completion (a list of `{role, content}` messages)."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list):
-        parts = []
-        for message in completion:
-            content = message.get("content") if isinstance(message, dict) else None
-            if isinstance(content, str):
-                parts.append(content)
-            elif isinstance(content, list):  # multimodal-style content parts
-                parts.extend(p.get("text", "") for p in content
-                             if isinstance(p, dict) and isinstance(p.get("text"), str))
-        return "".join(parts)
-    return ""
+from rl.completions import completion_text
+from rl.trace_reward import trace_reward
 
 
 def format_reward(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float]:
@@ -154,8 +138,6 @@ def reward_functions(cfg) -> tuple[list[Callable[..., list[float]]], list[float]
         funcs.append(overlong_reward(cfg.grpo.max_completion_length, cfg.reward.overlong_buffer))
         weights.append(cfg.reward.overlong_weight)
     if cfg.reward.trace_weight:
-        from rl.trace_reward import trace_reward  # it imports this module
-
         funcs.append(trace_reward())
         weights.append(cfg.reward.trace_weight)
     return funcs, weights

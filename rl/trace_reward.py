@@ -21,7 +21,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 from eval import answers
-from rl.rewards import completion_text
+from rl.completions import completion_text
 
 THINK = re.compile(r"<think>(.*?)</think>", re.S)
 _CACHE_STORIES = 256  # a step's completions come from a few stories, 8 generations each

@@ -1,19 +1,29 @@
-"""Imports inside `exploretom/` run one way: no module imports (even lazily) one importing it back.
+"""Imports run one way (DESIGN.md): inside each package no module imports (even lazily) one that
+imports it back, and across packages only down the layers: `eval` imports none of the others,
+`exploretom` and `tomsynth` import only `eval`, `rl` may import all three.
 
 The graph is read from the source with `ast` (every `import`, including those inside functions),
-so a cycle hidden behind a function-level import is caught too. Modules of subpackages are named
-by their dotted path inside the package (`contexts.command`; the package itself is `contexts`).
+so a cycle or a back-arrow hidden behind a function-level import is caught too. Modules of
+subpackages are named by their dotted path inside the package (`contexts.command`; the package
+itself is `contexts`).
 """
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("eval", "exploretom", "tomsynth", "rl")
+# what each package may import of the others
+ALLOWED = {"eval": set(), "exploretom": {"eval"}, "tomsynth": {"eval"},
+           "rl": {"eval", "exploretom", "tomsynth"}}
 PACKAGE = "exploretom"
-ROOT = Path(__file__).resolve().parents[2] / PACKAGE
+ROOT = REPO / PACKAGE
 
 
-def imported_modules(source: str, modules: set[str]) -> set[str]:
+def imported_modules(source: str, modules: set[str], package: str = PACKAGE) -> set[str]:
     """The modules of the package that `source` imports (`from exploretom import x` counts as x,
     `exploretom.x.y.name` as the longest of `x.y`, `x` that is a module)."""
     found: set[str] = set()
@@ -26,7 +36,7 @@ def imported_modules(source: str, modules: set[str]) -> set[str]:
             continue
         for name in names:
             parts = name.split(".")
-            if parts[0] != PACKAGE:
+            if parts[0] != package:
                 continue
             for end in range(len(parts), 1, -1):
                 if ".".join(parts[1:end]) in modules:
@@ -35,13 +45,14 @@ def imported_modules(source: str, modules: set[str]) -> set[str]:
     return found
 
 
-def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+def import_graph(root: Path = ROOT, package: str | None = None) -> dict[str, set[str]]:
+    package = package or (root.name if root.name in PACKAGES else PACKAGE)
     paths = {}
     for path in root.rglob("*.py"):
         name = ".".join(path.relative_to(root).with_suffix("").parts)
         if name not in ("__init__", "__main__"):
             paths[name.removesuffix(".__init__")] = path
-    return {m: imported_modules(p.read_text(), set(paths)) - {m} for m, p in paths.items()}
+    return {m: imported_modules(p.read_text(), set(paths), package) - {m} for m, p in paths.items()}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -67,9 +78,29 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_no_import_cycle_in_exploretom():
-    cycle = find_cycle(import_graph())
-    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_import_cycle_in_a_package(package):
+    cycle = find_cycle(import_graph(REPO / package))
+    assert cycle is None, f"import cycle in {package}: " + " -> ".join(cycle)
+
+
+def imported_packages(path: Path) -> set[str]:
+    """The project's packages a source file imports (lazily or not)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found & set(PACKAGES)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_imports_run_down_the_layers(package):
+    wrong = {str(p.relative_to(REPO)): sorted(imported_packages(p) - ALLOWED[package] - {package})
+             for p in (REPO / package).rglob("*.py")}
+    wrong = {k: v for k, v in wrong.items() if v}
+    assert not wrong, f"{package} may import only {sorted(ALLOWED[package]) or 'none of the others'}: {wrong}"
 
 
 def test_the_command_line_is_imported_by_no_stage():

@@ -21,9 +21,9 @@ import json
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
-from eval.benchmarks._common import check_unique_ids, fail, read_jsonl
+from eval.benchmarks._common import check_unique_ids, choice_block, fail, read_jsonl
 from eval.benchmarks.base import Benchmark, BenchmarkFormatError, Row
 from eval.rows import COLUMNS, RowError, make_row, validate_row
 
@@ -43,6 +43,30 @@ RELEASE_KEPT = {  # release column -> meta key
     "param=num_moves": "num_moves",
     "param=num_rooms": "num_rooms",
 }
+
+
+# The prompts of ExploreToM rows, ours (`python -m exploretom export`) and the release's alike: the
+# paper's story, question and short answer; location questions may be asked as multiple choice.
+def instruction(q: dict[str, Any]) -> str:
+    """The short-answer request matching the question's answer type (paper: story, question,
+    short answer)."""
+    if q["answer_type"] == "yes_no":
+        return "Give a short answer: yes or no."
+    if q["answer_type"] == "knowledge":
+        return 'Give a short answer: "knows about it" or "does not know about it".'
+    what = {"room_location": "room", "container_location": "container"}.get(q["property"], "place")
+    return f"Give a short answer: only the name of the {what}, as the story calls it."
+
+
+def user_prompt(text: str, q: dict[str, Any]) -> str:
+    return (f"Read the story, then answer the question about it.\n\nStory:\n{text.strip()}\n\n"
+            f"Question: {q['question']}\n{instruction(q)}")
+
+
+def choice_prompt(text: str, q: dict[str, Any], options: Sequence[str]) -> str:
+    """The same question as multiple choice, its options lettered as the benchmarks show them."""
+    return (f"Read the story, then answer the question about it.\n\nStory:\n{text.strip()}\n\n"
+            f"{choice_block(q['question'], options)}")
 
 
 def _from_disk(path: Path, split: str) -> tuple[Path, Iterable[dict[str, Any]]]:
@@ -153,8 +177,6 @@ def answer_type_of(answer: str) -> str:
 
 def release_row(rec: dict[str, Any], file: Path, loc: str, n: int, text: str) -> Row:
     """A row from one record of the released schema."""
-    from exploretom.dataset_rows import user_prompt  # the prompt our own exports use
-
     missing = [c for c in RELEASE_REQUIRED if c not in rec]
     if missing:
         fail(file, loc, f"missing column(s) {', '.join(missing)} (ExploreToM release schema)")
