@@ -20,27 +20,14 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
 
+from eval.cli_common import EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, parse_pairs
 from eval.paths import describe_error
 
-EXIT_ERROR = 2
-EXIT_INCOMPLETE = 3  # the run finished but some prompts failed (re-run to retry them)
-EXIT_INTERRUPTED = 130
 
 
 class CliError(ValueError):
     pass
-
-
-def _pairs(values: Sequence[str] | None, flag: str, parse_values: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in values or ():
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise CliError(f"{flag} expects KEY=VALUE, got {item!r}")
-        out[key.strip()] = yaml.safe_load(value) if parse_values else value
-    return out
 
 
 def _slug(text: str) -> str:
@@ -124,10 +111,10 @@ def _run(args: argparse.Namespace) -> int:
     overrides = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature,
                  "top_p": args.top_p, "n": args.n, "seed": args.seed,
                  "stop": tuple(args.stop) if args.stop else None}
-    data = _pairs(args.data, "--data", parse_values=False)
-    options = _pairs(args.backend_option, "--backend-option", parse_values=True)
+    data = parse_pairs(args.data, "--data", yaml_values=False)
+    options = parse_pairs(args.backend_option, "--backend-option")
     bench_options: dict[str, dict[str, Any]] = {}
-    for key, value in _pairs(args.bench_option, "--bench-option", parse_values=True).items():
+    for key, value in parse_pairs(args.bench_option, "--bench-option").items():
         name, dot, option = key.partition(".")
         if not dot or not option:
             raise CliError(f"--bench-option expects NAME.KEY=VALUE, got {key!r}")

@@ -1,4 +1,5 @@
-"""Argument helpers shared by `python -m exploretom` and the stage modules it dispatches to.
+"""Argument helpers shared by `python -m exploretom` and the stage modules it dispatches to
+(`KEY=VALUE` options, shards and exit codes are every command's: eval.cli_common).
 
 Kept apart from `cli.py` so that the stages (search_run, bench, search_floor, llm_backend) can use
 them without importing the command line that imports them: imports in `exploretom/` run one way.
@@ -7,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 import random
-from typing import Any, Sequence
-
-import yaml
+from typing import Any
 
 from exploretom.action_sets import Conditions
 from exploretom.label import story_text
@@ -27,30 +26,6 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    try:
-        i, n = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise UsageError(f"--shard must look like i/n (e.g. 0/4), got {text!r}") from None
-    if not 0 <= i < n:
-        raise UsageError(f"--shard {text}: need 0 <= i < n")
-    return i, n
-
-
-def parse_pairs(values: Sequence[str] | None, flag: str) -> dict[str, Any]:
-    """`KEY=VALUE` options (values read as YAML) into a dict; `flag` names them in errors."""
-    out: dict[str, Any] = {}
-    for item in values or ():
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"{flag} expects KEY=VALUE, got {item!r}")
-        try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise ValueError(f"{flag} {key.strip()}: cannot read the value {value!r}") from None
-    return out
 
 
 def story_id(cond: Conditions, seed: int, k: int) -> str:

@@ -13,7 +13,7 @@ import argparse
 from typing import Any
 
 from eval.backends import BACKENDS, Backend, BackendError, load_backend
-from exploretom.cli_args import parse_pairs
+from eval.cli_common import parse_pairs
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser, *, temperature: float,

@@ -24,7 +24,7 @@ from eval import config_file
 from eval.backends import BACKENDS
 from eval.config_file import ConfigError
 from exploretom.action_sets import ACTION_SETS, Conditions
-from exploretom.cli_args import parse_shard
+from eval.cli_common import EXIT_INCOMPLETE, parse_pairs, parse_shard
 from exploretom.jsonl import Appender, InputError, iter_records, resume
 from exploretom.label import story_text
 from exploretom.lexicon import LEXICON_PATH, Context, sample_context
@@ -219,7 +219,6 @@ def jobs(cfg: RunConfig, settings: list[Conditions]) -> Iterator[tuple[str, Cond
                 yield method, cond, j, f"{method}-{setting_key(cond)}-{j:03d}"
 
 
-EXIT_INCOMPLETE = 3  # finished, but some stories were left out because the target failed
 MAX_FAILED_IN_A_ROW = 10  # a target down for good: stop instead of trying every story
 
 
@@ -470,7 +469,7 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
     """The search against the pooled and the block baseline at equal pooled budget, over
     settings x seeds; paired per-unit differences and their bootstrap interval."""
     # the flags as overrides of a run config's search section (the --world file's is not used)
-    flags = {"budget": args.budget, "orders": list(args.orders), **parse_overrides(args.search)}
+    flags = {"budget": args.budget, "orders": list(args.orders), **parse_pairs(args.search, "--search")}
     overrides = {f"search.{k}": v for k, v in flags.items()}
     cfg = config_file.load_config(None, RunConfig, overrides).search
     lexicon, grid = None, Grid()
@@ -564,19 +563,6 @@ def read_units(path: Path, options: dict[str, Any]) -> dict[str, dict[str, Any]]
                              "--overwrite to start over (or another -o)")
         done[rec["id"]] = rec
     return done
-
-
-def parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    """`--search KEY=VALUE` (VALUE read as YAML: 5, 0.5, true, [5, 3, 1])."""
-    import yaml
-
-    out = {}
-    for text in pairs:
-        key, sep, value = text.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--search {text!r}: expected KEY=VALUE, e.g. complete=true")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
 
 
 def add_search_arguments(p: argparse.ArgumentParser) -> None:

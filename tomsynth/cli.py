@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 from eval.backends.http_common import BackendConfigError
+from eval.cli_common import EXIT_INCOMPLETE, parse_shard
 from eval.paths import describe_error
 from tomsynth.build import NothingToBuild
 from tomsynth.config import Config, ConfigError, load_config
 from tomsynth.store import LogBusy
 
-EXIT_INCOMPLETE = 3  # the command ran but some requests still failed: run it again
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -51,7 +51,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from tomsynth import generate
 
     try:
-        shard = generate.parse_shard(args.shard)
+        shard = parse_shard(args.shard)
     except ValueError as e:
         raise ConfigError(str(e)) from None
     cfg = _config(args)

@@ -31,17 +31,6 @@ class Request:
         return self.unit.entry_id(self.k)
 
 
-def parse_shard(spec: str) -> tuple[int, int]:
-    """'i/n' -> (i, n) with 0 <= i < n."""
-    try:
-        i, n = (int(x) for x in spec.split("/"))
-    except ValueError:
-        raise ValueError(f"--shard must look like i/n (e.g. 0/4), got {spec!r}") from None
-    if n < 1 or not 0 <= i < n:
-        raise ValueError(f"--shard {spec}: need 0 <= i < n")
-    return i, n
-
-
 def requests(cfg: Config, *, collections: Iterable[str] | None = None,
              limit_units: int | None = None) -> list[Request]:
     """Every request of the run, in a fixed order (collection, unit, entry)."""

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from eval.backends.base import GenerationConfig
+from eval.cli_common import EXIT_INCOMPLETE
 from exploretom.contexts.pools import load_or_make_pools, pools_path
 from exploretom.contexts.sampler import ContextSampler, ContextSpec, failures_path
 from exploretom.llm_backend import add_backend_arguments
@@ -63,5 +64,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {total} of {args.n} contexts after {max_attempts} attempts; reasons are in "
               f"{failures_path(args.output)}{requests} (raise --max-attempts and run again to "
               "continue)", file=sys.stderr)
-        return 3
+        return EXIT_INCOMPLETE
     return 0

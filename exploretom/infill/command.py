@@ -11,6 +11,7 @@ from typing import Callable, Iterator
 from exploretom.infill.infiller import Infiller, InfillStats
 from exploretom.infill.jobs import StoryJob, prepare
 from exploretom.jsonl import Appender, InputError, iter_lines, resume
+from eval.cli_common import EXIT_INCOMPLETE
 from exploretom.llm_backend import add_backend_arguments
 from exploretom.llm_command import generation_configs, message_log, opened_backends
 from exploretom.story import StoryFormatError
@@ -117,5 +118,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {stats.request_errors} stories were not written because a request failed "
               "(see the messages above); run the same command again to infill them",
               file=sys.stderr)
-        return 3
+        return EXIT_INCOMPLETE
     return 0
