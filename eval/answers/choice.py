@@ -7,7 +7,7 @@ from typing import Sequence
 
 from eval.answers.limits import MAX_ANSWER_CHARS
 from eval.answers.short import is_short
-from eval.answers.text import LETTERS, clean, mentioned_options, normalize, squash
+from eval.answers.text import LETTERS, clean, contains_phrase, mentioned_options, normalize, squash
 
 
 _CHOICE_PREFIX = re.compile(
@@ -99,7 +99,12 @@ def _named_options(answer: str, letters: str, choices: list[str]) -> set[str]:
     exact = {letters[i] for i, o in enumerate(norm_options) if o and o == ns}
     if exact:
         return exact
-    return _letter_tokens(s, letters) | mentioned_options(ns, norm_options, letters)
+    named = _letter_tokens(s, letters) | mentioned_options(ns, norm_options, letters)
+    if not named and len(ns.split()) <= 3:
+        # a few words that only one option holds ("evil" of "are evil", "exposed")
+        holding = {letters[i] for i, o in enumerate(norm_options) if contains_phrase(o, ns)}
+        return holding if len(holding) == 1 else set()
+    return named
 
 
 def _letter_tokens(text: str, letters: str) -> set[str]:
@@ -147,6 +152,69 @@ _OTHER_LABEL = re.compile(
 _PARAGRAPHS = re.compile(r"\n[ \t]*\n")
 
 
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(normalize(text))
+
+
+def _share_in(text_words: list[str], option: str) -> float:
+    """The share of a text's words that the option's text holds."""
+    if not text_words:
+        return 0.0
+    held = set(_words(option))
+    return sum(w in held for w in text_words) / len(text_words)
+
+
+def label_text_conflict(letter: str, text: str, choices: Sequence[str]) -> bool:
+    """Whether the text after an option label is another option's rather than the label's own:
+    exactly another option's text ("A. red_crate" where red_crate is F), or, for a longer
+    text, one that shares under half its words with the labelled option and clearly more with
+    another (a paraphrase or a truncation of C's text after the label A)."""
+    line = squash(text)
+    if not line:
+        return False
+    letters = LETTERS[: len(choices)]
+    own = choices[letters.index(letter)]
+    if line == squash(own) or squash(own).startswith(line):
+        return False
+    if any(squash(c) == line for c in choices):
+        return True
+    words = _words(text)
+    if len(words) < 3:
+        return False
+    mine = _share_in(words, own)
+    other = max((_share_in(words, c) for c in choices if c != own), default=0.0)
+    return other >= 0.75 and other - mine >= 0.25
+
+
+def opening_label(reply: str, choices: Sequence[str]) -> tuple[str | None, bool]:
+    """The option label a reply opens with (None: none, or a letter that is no option) and
+    whether the text after it is another option's (`label_text_conflict`)."""
+    text = reply.strip()[: 4 * MAX_ANSWER_CHARS]
+    m = _OPENING_LABEL.match(text)
+    if not m or not choices:
+        return None, False
+    # a label is bracketed, punctuated or alone, so "A basket ..." or "I think ..." (an article,
+    # a pronoun) never opens as one
+    letter = next(g for g in m.groups() if g).upper()
+    if letter not in LETTERS[: len(choices)]:
+        return None, True  # "E." on a four-option item: no option a reader could name
+    return letter, label_text_conflict(letter, text[m.end():].strip().split("\n", 1)[0], choices)
+
+
+def gives_own_text(statement: str, choices: Sequence[str]) -> bool:
+    """Whether a statement is an option label followed by that option's own text ("D. red_basket"
+    where red_basket is D): explicit enough to outweigh a mislabelled opening."""
+    label, conflict = opening_label(statement, choices)
+    m = _OPENING_LABEL.match(statement.strip())
+    if label is None or conflict or not m:
+        return False
+    words = _words(statement.strip()[m.end():])
+    return bool(words) and _share_in(words, choices[LETTERS.index(label)]) >= 0.75
+
+
 def read_choice(reply: str, choices: Sequence[str], candidates: Sequence[str] = ()) -> str | None:
     """The option letter an untagged reply gives, or None. A careful reader's rule: a reply that
     opens with an option label answers that option, whatever its explanation says, unless it
@@ -158,18 +226,11 @@ def read_choice(reply: str, choices: Sequence[str], candidates: Sequence[str] = 
     text = reply.strip()[: 4 * MAX_ANSWER_CHARS]
     m = _OPENING_LABEL.match(text)
     if m:
-        # a label is bracketed, punctuated or alone, so "A basket ..." or "I think ..." (an
-        # article, a pronoun) never opens as one
-        letter = next(g for g in m.groups() if g).upper()
-        if letter not in letters:
-            return None  # "E." on a four-option item: no option a reader could name
+        letter, conflict = opening_label(text, choices)
+        if letter is None or conflict:
+            return None
         own = choices[letters.index(letter)]
         rest = text[m.end():]
-        # the label, then another option's text ("A. red_crate" where red_crate is F): two
-        # options named, no answer (as inside the tags)
-        line = squash(rest.strip().split("\n", 1)[0])
-        if line and line != squash(own) and any(squash(c) == line for c in choices):
-            return None
         # the option's own text may hold labels ("A = benzoquinone, B = ..."): skip it
         if squash(own) and squash(rest[: len(own) + 8]).startswith(squash(own)):
             rest = rest.lstrip()[len(own):]

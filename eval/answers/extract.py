@@ -189,6 +189,22 @@ _ANSWER_LINE = re.compile(
 )
 
 
+_ANSWER_CUE = re.compile(r"(?i)\b(?:final\s+answer|correct\s+answer|answer)\s*(?:is|:|：|-)\s*(?:[:：]\s*)?")
+
+
+def answer_statements(text: str) -> list[str]:
+    """Every answer the text states ("The answer is B. ... The correct answer is C."), each up to
+    the next statement or the end of its line."""
+    cues = list(_ANSWER_CUE.finditer(text))
+    out = []
+    for k, m in enumerate(cues):
+        end = cues[k + 1].start() if k + 1 < len(cues) else len(text)
+        said = text[m.end():end].split("\n", 1)[0].strip().rstrip(".").strip()
+        if said:
+            out.append(said)
+    return out
+
+
 def _last_answer_line(text: str) -> str | None:
     found = None
     for m in _ANSWER_LINE.finditer(text):

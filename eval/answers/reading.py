@@ -21,14 +21,17 @@ Layers, first match wins:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from eval.answers.choice import read_choice
-from eval.answers.extract import THINKING, UNCLOSED, marked_answer, tagged_answer, untagged_reply
+from eval.answers.choice import gives_own_text, opening_label, read_choice
+from eval.answers.extract import (THINKING, UNCLOSED, answer_statements, marked_answer, tagged_answer,
+                                  untagged_reply)
 from eval.answers.knowledge import read_knowledge
 from eval.answers.limits import SHORT_REPLY_CHARS
 from eval.answers.short import read_short
+from eval.answers.text import normalize
 from eval.answers.yes_no import read_yes_no
 
 TAG, FALLBACK, NONE = "tag", "fallback", "none"
@@ -41,6 +44,33 @@ _READERS: dict[str, Reader] = {
     "knowledge": read_knowledge,
     "short": read_short,
 }
+
+
+# a mathematical answer has a digit or a constant, and is no unfinished series ("+\\cdots")
+_HAS_VALUE = re.compile(r"^(?!.*(?:\\cdots|\\ldots|\.\.\.)).*(?:\d|\\pi|\\infty|\\sqrt)", re.S)
+_LISTED = re.compile(r"(?m)^[ \t*_#>-]*\(?([A-Z])[.):：]")
+
+
+def consistent(reply: str, answer_type: str | None, choices: Sequence[str],
+               candidates: Sequence[str], reader: Reader | None) -> bool:
+    """Whether an untagged reply says one thing. Its answer statements ("The answer is B") must
+    agree with each other; a consistent statement decides over a reply that opened with a label
+    and another option's text, or with a listing of the options; an opening label without a
+    statement must not be followed by another option's text ("A. <the text of C>"), and an
+    opening label and a statement must agree ("B. ... The answer is A." answers nothing)."""
+    stated = {read for s in answer_statements(reply)
+              if (read := (reader(s, choices, candidates) if reader else normalize(s)))}
+    if len(stated) > 1:
+        return False
+    if answer_type != "choice":
+        return True
+    label, conflict = opening_label(reply, choices)
+    listing = len(set(_LISTED.findall(reply))) > 1
+    if not stated:
+        return not conflict
+    if conflict:  # only a statement that gives the option's own text outweighs it
+        return any(gives_own_text(s, choices) for s in answer_statements(reply))
+    return listing or label is None or label in stated
 
 
 @dataclass(frozen=True)
@@ -68,9 +98,15 @@ def read_answer(completion: str, answer_type: str | None, choices: Sequence[str]
     # without known candidates a short answer is any short reply, as a number is
     reader = None if answer_type == "short" and not candidates else _READERS.get(answer_type)
     reply = untagged_reply(completion)
+    if not consistent(reply, answer_type, choices, candidates, reader):
+        return UNREAD
     marked = marked_answer(reply)
     if marked is not None:
         read = reader(marked, choices, candidates) if reader else None
+        if read is None and answer_type == "choice":
+            return UNREAD  # "The answer is <no option>": nothing a reader could choose
+        if answer_type == "number" and not _HAS_VALUE.search(marked):
+            return UNREAD  # "The answer is $A, B, C$", an elided series: no value given
         return Reading(read or marked, FALLBACK)
     if state == UNCLOSED:
         return UNREAD
@@ -78,6 +114,7 @@ def read_answer(completion: str, answer_type: str | None, choices: Sequence[str]
     if read is not None:
         return Reading(read, FALLBACK)
     whole = reply.strip()
-    if reader is None and whole and len(whole) <= SHORT_REPLY_CHARS:
+    if reader is None and whole and len(whole) <= SHORT_REPLY_CHARS and not (
+            answer_type == "number" and not _HAS_VALUE.search(whole)):
         return Reading(whole, FALLBACK)
     return UNREAD

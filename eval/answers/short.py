@@ -60,8 +60,21 @@ def read_short(reply: str, choices=(), candidates: Sequence[str] = ()) -> str | 
         return None
     cands = [c for c in candidates if isinstance(c, str) and normalize(clean(c))]
     norm = [normalize(clean(c)) for c in cands]
-    for sentence in _SENTENCES.split(clean(reply.strip()[:MAX_ANSWER_CHARS])):
+    text = clean(reply.strip()[:MAX_ANSWER_CHARS])
+    sentences = [s for s in _SENTENCES.split(text) if s.strip()]
+    everywhere = set().union(*(mentioned_options(normalize(s), norm, range(len(norm)))
+                               for s in sentences)) if sentences else set()
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    if len(lines) > 1 and (len(everywhere) > 1 or sum(bool(_STORY_LINE.search(ln)) for ln in lines) > 1):
+        return None  # the story told again line by line, not an answer
+    for sentence in sentences:
+        if _ABOUT_THE_STORY.match(sentence):
+            continue  # "The story is about ...": what the story is, not where the thing is
         named = mentioned_options(normalize(sentence), norm, range(len(norm)))
         if named:
             return cands[next(iter(named))] if len(named) == 1 else None
     return None
+
+
+_STORY_LINE = re.compile(r"(?i)\b(?:entered|exited|left|moved|told)\s+(?:the|privately|publicly)\b")
+_ABOUT_THE_STORY = re.compile(r"(?i)\s*(?:the|this)\s+story\s+(?:is\s+about|describes|tells|begins|starts)\b")

@@ -8,9 +8,15 @@ from eval.answers.short import is_short
 from eval.answers.text import clean, normalize
 
 
+# "not sure", "not stated": no answer rather than a no
+_HEDGES = frozenset("sure certain clear known specified stated mentioned given enough".split())
+
 def _yes_no_of(text: str) -> set[str]:
-    tokens = set(normalize(clean(text)).split())
-    return {w for w in ("yes", "no") if w in tokens}
+    words = normalize(clean(text)).split()
+    said = {w for w in ("yes", "no") if w in words}
+    if not said and len(words) > 1 and words[0] == "not" and words[1] not in _HEDGES:
+        return {"no"}  # "not by the end of the story"
+    return said
 
 
 def is_yes_no(extracted: str, gold: str, choices: list[str]) -> bool:

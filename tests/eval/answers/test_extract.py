@@ -128,3 +128,32 @@ def test_tombench_style_two_option_item_with_a_long_option():
     options = ["Yes", "No, because " + "she had not seen the note that he left on the table. " * 5]
     assert score("B. " + options[1], "B", "choice", options).correct
     assert not score("A. " + options[1], "B", "choice", options).correct
+
+
+# issue 30: an untagged reply must say one thing (shapes from SmolLM2-135M-Instruct's replies)
+BOXES = ["lidded plastic bin", "canvas bag", "filing cabinet", "styling case"]
+
+
+@pytest.mark.parametrize("reply, answer_type, candidates, read", [
+    ("B. canvas bag\n\nThe answer is B. canvas bag.", "choice", (), "B"),
+    ("A. canvas bag\n\nThe answer is B. canvas bag.", "choice", (), "B"),  # a statement with B's text
+    ("A. canvas bag\n\nThe answer is A.", "choice", (), None),  # label and text disagree
+    ("B. canvas bag\n\nThe answer is A.", "choice", (), None),  # label and statement disagree
+    ("C. filing cabinet. The answer is D. The correct answer is C.", "choice", (), None),
+    ("A. lidded plastic bin\nB. canvas bag\nC. filing cabinet\n\nThe correct answer is: C. filing "
+     "cabinet", "choice", (), "C"),  # a listing, then one consistent statement
+    ("The answer is E. a shoebox", "choice", (), None),  # no option
+    ("The story is about Anne entering the kitchen.", "short", ("kitchen", "box"), None),
+    ("Anne entered the kitchen.\nAnne moved the apple to the box.", "short", ("kitchen", "box"), None),
+    ("Anne will look in the box.", "short", ("kitchen", "box"), "box"),
+    ("not by the end of the story", "yes_no", (), "no"),
+    ("not sure", "yes_no", (), None),
+    ("The answer is $A, B, C$", "number", (), None),
+    ("The answer is $\\frac{3}{206}+\\frac{9}{2\\cdot 103^2}+\\cdots$", "number", (), None),
+    ("The answer is 42.", "number", (), "42"),
+])
+def test_untagged_replies_that_say_one_thing_or_nothing(reply, answer_type, candidates, read):
+    from eval.answers import read_answer
+
+    got = read_answer(reply, answer_type, BOXES if answer_type == "choice" else (), candidates)
+    assert got.answer == read

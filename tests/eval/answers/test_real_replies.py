@@ -32,15 +32,10 @@ from eval.benchmarks import get_benchmark
 
 DATA = Path(__file__).with_name("real_replies.jsonl")
 GOAL = 0.98  # issue 30's goal for overall agreement
-# The agreement the parser reaches today (271 of 300): the test fails if it falls below this.
-# The goal is GOAL; this floor is raised as the parser's disagreements (printed with -s) are fixed.
-REACHED = 0.90
-# Replies in which a careful reader finds no answer but which the parser credits today; the goal
-# is none. Each is a story retelling or a label with another option's text (see their "why").
-CREDITED_TODAY = {
-    ("gpu-sweep2/base", "astar-A5-p3-m3-r1-n14-007-q12"),
-    ("gpu-sweep1/base", "tombench/Prediction of Actions/1"),
-}
+# The agreement the parser reaches (295 of 300 when last measured): the test fails below the goal.
+REACHED = GOAL
+# Replies in which a careful reader finds no answer but which the parser credits: none.
+CREDITED_TODAY: set[tuple[str, str]] = set()
 
 
 def _cases() -> list[dict]:
