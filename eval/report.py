@@ -17,22 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from eval.benchmarks import BENCHMARKS
+from eval.benchmarks import BENCHMARKS, get_benchmark
+from eval.benchmarks.base import CATEGORIES
 from eval.results import label_of, score_of
 
 ORDER_PLOTS = ("hitom", "exploretom")  # benchmarks whose by_order breakdown gets a plot
-CATEGORY_ORDER = {"tom": 0, "ei": 1, "iq": 2}
-DISPLAY = {
-    "tomi": "ToMi", "hitom": "Hi-ToM", "tombench": "ToMBench", "simpletom": "SimpleToM",
-    "tomato": "ToMATO", "opentom": "OpenToM", "opentom_long": "OpenToM-L", "bigtom": "BigToM",
-    "fantom": "FANToM",
-    "exploretom": "ExploreToM", "emobench": "EmoBench", "socialiqa": "SocialIQA",
-    "aime2025": "AIME 2025", "gpqa_diamond": "GPQA Diamond", "agieval": "AGIEval",
-}
 
 
 def display(name: str) -> str:
-    return DISPLAY.get(name, name)
+    """A benchmark's name in tables (its record's `display`), or the name itself."""
+    return get_benchmark(name).title if name in BENCHMARKS else name
 
 
 @dataclass
@@ -49,7 +43,8 @@ def _benchmark_order(runs: Sequence[dict[str, Any]]) -> list[str]:
         for name, entry in r["benchmarks"].items():
             seen.setdefault(name, entry.get("category", ""))
     position = {name: i for i, name in enumerate(BENCHMARKS)}
-    return sorted(seen, key=lambda n: (CATEGORY_ORDER.get(seen[n], 9), position.get(n, 99), n))
+    return sorted(seen, key=lambda n: (CATEGORIES.index(seen[n]) if seen[n] in CATEGORIES else 9,
+                                       position.get(n, 99), n))
 
 
 def build_table(runs: Sequence[dict[str, Any]]) -> Table:

@@ -1,32 +1,17 @@
-"""The benchmarks, by name. Each module defines `BENCHMARK` and is imported only when used."""
+"""The benchmarks, found by their modules: every module of this package whose name does not start
+with an underscore (but `base`) defines `BENCHMARK`, named as the module. Adding a benchmark is
+adding its module (and its test); `BENCHMARKS` lists them in table order (category, then rank).
+"""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
-from eval.benchmarks.base import Benchmark, BenchmarkFormatError
+from eval.benchmarks.base import CATEGORIES, Benchmark, BenchmarkFormatError
 
 __all__ = ["BENCHMARKS", "Benchmark", "BenchmarkFormatError", "UnknownBenchmark", "get_benchmark"]
 
-BENCHMARKS = {
-    # Theory of Mind
-    "tomi": "eval.benchmarks.tomi",
-    "hitom": "eval.benchmarks.hitom",
-    "tombench": "eval.benchmarks.tombench",
-    "simpletom": "eval.benchmarks.simpletom",
-    "tomato": "eval.benchmarks.tomato",
-    "opentom": "eval.benchmarks.opentom",
-    "opentom_long": "eval.benchmarks.opentom_long",
-    "bigtom": "eval.benchmarks.bigtom",
-    "fantom": "eval.benchmarks.fantom",
-    "exploretom": "eval.benchmarks.exploretom",
-    # emotional intelligence and social commonsense
-    "emobench": "eval.benchmarks.emobench",
-    "socialiqa": "eval.benchmarks.socialiqa",
-    # IQ
-    "aime2025": "eval.benchmarks.aime2025",
-    "gpqa_diamond": "eval.benchmarks.gpqa_diamond",
-    "agieval": "eval.benchmarks.agieval",
-}
+_HERE = Path(__file__).resolve().parent
 
 
 class UnknownBenchmark(KeyError):
@@ -36,14 +21,32 @@ class UnknownBenchmark(KeyError):
         return str(self.args[0])
 
 
+def _discover() -> tuple[dict[str, str], dict[str, str]]:
+    """{name: module} in table order, and {name: why it cannot load} for modules whose optional
+    dependencies are missing."""
+    found: dict[str, Benchmark] = {}
+    broken: dict[str, str] = {}
+    for path in sorted(_HERE.glob("*.py")):
+        name = path.stem
+        if name.startswith("_") or name == "base":
+            continue
+        try:
+            found[name] = importlib.import_module(f"eval.benchmarks.{name}").BENCHMARK
+        except ImportError as e:
+            broken[name] = f"its module needs {e.name}, which is not installed"
+    order = sorted(found, key=lambda n: (CATEGORIES.index(found[n].category)
+                                         if found[n].category in CATEGORIES else len(CATEGORIES),
+                                         found[n].rank, n))
+    return {n: f"eval.benchmarks.{n}" for n in order}, broken
+
+
+BENCHMARKS, _UNAVAILABLE = _discover()
+
+
 def get_benchmark(name: str) -> Benchmark:
-    """The `BENCHMARK` of the module registered under `name`."""
+    """The `BENCHMARK` of the module named `name`."""
+    if name in _UNAVAILABLE:
+        raise UnknownBenchmark(f"benchmark {name!r}: {_UNAVAILABLE[name]}")
     if name not in BENCHMARKS:
         raise UnknownBenchmark(f"unknown benchmark {name!r}; choose from: {', '.join(BENCHMARKS)}")
-    try:
-        module = importlib.import_module(BENCHMARKS[name])
-    except ModuleNotFoundError as e:
-        if e.name != BENCHMARKS[name]:
-            raise
-        raise UnknownBenchmark(f"benchmark {name!r}: its module {e.name} is not installed") from None
-    return module.BENCHMARK
+    return importlib.import_module(BENCHMARKS[name]).BENCHMARK

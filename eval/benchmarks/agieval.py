@@ -416,6 +416,8 @@ SYSTEM_PROMPT = (
 
 
 BENCHMARK = Benchmark(
+    display="AGIEval",
+    rank=150,
     name=NAME,
     category="iq",
     load=load,

@@ -167,6 +167,8 @@ SYSTEM_PROMPT = (
 
 
 BENCHMARK = Benchmark(
+    display="AIME 2025",
+    rank=130,
     name=NAME,
     category="iq",
     load=load,

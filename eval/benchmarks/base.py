@@ -84,9 +84,13 @@ def mean(xs: Iterable[Any], empty: float | None = 0.0) -> float | None:
     return sum(xs) / len(xs) if xs else empty
 
 
+# the categories in the order tables show them
+CATEGORIES = ("tom", "ei", "iq")
+
+
 @dataclass
 class Benchmark:
-    name: str
+    name: str  # the name of its module in eval/benchmarks, how commands and suites name it
     category: str  # "tom", "ei", "iq"
     load: Callable[[Path], list[Row]]  # path: a file or folder in the original release format
     default_dir: str = ""  # folder name under shared_benchmarks_dir()
@@ -103,6 +107,12 @@ class Benchmark:
     system_prompt: str | None = SYSTEM_PROMPT
     # the expected accuracy of an answerer that picks uniformly among the possible answers
     chance: Callable[[Row], "float | None"] = row_chance
+    display: str = ""  # its name in tables and reports ("Hi-ToM"); empty: `name`
+    rank: int = 1000  # where it stands among its category's columns (the papers' order)
+
+    @property
+    def title(self) -> str:
+        return self.display or self.name
 
     def default_path(self) -> Path:
         return shared_benchmarks_dir() / (self.default_dir or self.name)

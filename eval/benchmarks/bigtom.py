@@ -157,6 +157,8 @@ def score(row: Row, response: str) -> Record:
 
 
 BENCHMARK = Benchmark(
+    display="BigToM",
+    rank=80,
     name=NAME,
     category="tom",
     load=load,

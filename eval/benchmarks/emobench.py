@@ -318,6 +318,8 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 BENCHMARK = Benchmark(
+    display="EmoBench",
+    rank=110,
     name=NAME,
     category="ei",
     load=load,

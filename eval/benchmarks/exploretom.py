@@ -240,6 +240,8 @@ def loader(split: str = DEFAULT_SPLIT):
 
 
 BENCHMARK = Benchmark(
+    display="ExploreToM",
+    rank=100,
     name=NAME,
     category="tom",
     load=load,

@@ -392,6 +392,8 @@ def aggregate(records: list[Record]) -> dict[str, Any]:
 
 
 BENCHMARK = Benchmark(
+    display="FANToM",
+    rank=90,
     name=NAME,
     category="tom",
     load=load,

@@ -127,6 +127,8 @@ def score(row: Row, response: str) -> Record:
 
 
 BENCHMARK = Benchmark(
+    display="GPQA Diamond",
+    rank=140,
     name=NAME,
     category="iq",
     load=load,

@@ -159,6 +159,8 @@ def aggregate(records: list[Record]) -> dict:
 
 
 BENCHMARK = Benchmark(
+    display="Hi-ToM",
+    rank=20,
     name=NAME,
     category="tom",
     load=load,

@@ -376,6 +376,8 @@ def aggregate(records: list[Record]) -> dict[str, Any]:
 
 
 BENCHMARK = Benchmark(
+    display="OpenToM",
+    rank=60,
     name=NAME,
     category="tom",
     load=load,

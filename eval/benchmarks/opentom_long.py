@@ -17,6 +17,8 @@ def load(path: Path) -> list[Row]:
 BENCHMARK: Benchmark = replace(
     opentom.BENCHMARK,
     name="opentom_long",
+    display="OpenToM-L",
+    rank=opentom.BENCHMARK.rank + 1,
     load=load,
     notes="OpenToM-L (long narratives): " + opentom.BENCHMARK.notes,
 )

@@ -77,6 +77,8 @@ def _row(item, file: Path, lineno: int) -> Row:
 
 
 BENCHMARK = Benchmark(
+    display="SimpleToM",
+    rank=40,
     name=NAME,
     category="tom",
     load=load,

@@ -117,6 +117,8 @@ def score(row: Row, response: str) -> Record:
 
 
 BENCHMARK = Benchmark(
+    display="SocialIQA",
+    rank=120,
     name=NAME,
     category="ei",
     load=load,

@@ -100,6 +100,8 @@ def score(row: Row, response: str) -> Record:
 
 
 BENCHMARK = Benchmark(
+    display="ToMATO",
+    rank=50,
     name=NAME,
     category="tom",
     load=load,

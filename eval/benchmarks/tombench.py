@@ -229,6 +229,8 @@ def aggregate(records: list[Record]) -> dict[str, Any]:
 
 
 BENCHMARK = Benchmark(
+    display="ToMBench",
+    rank=30,
     name=NAME,
     category="tom",
     load=load,

@@ -131,6 +131,8 @@ def _examples(txt: Path):
 
 
 BENCHMARK = Benchmark(
+    display="ToMi",
+    rank=10,
     name=NAME,
     category="tom",
     load=load,

@@ -81,3 +81,19 @@ def test_constant_answerer_scores_the_computed_chance(loaded):
             assert got[metric] == pytest.approx(expected), (bench.name, constant, metric)
     # not a degenerate sample: some constant scores more than nothing and less than everything
     assert any(0 < _chance(bench, rows, c)["accuracy"] < 1 for c in constants)
+
+
+def test_every_benchmark_is_found_by_its_module_and_named_as_it():
+    # adding a benchmark is adding its module (and its test): no registry to edit
+    from pathlib import Path
+
+    import eval.benchmarks as package
+
+    modules = {p.stem for p in Path(package.__file__).parent.glob("*.py")
+               if not p.stem.startswith("_") and p.stem != "base"}
+    assert set(BENCHMARKS) == modules
+    for name in BENCHMARKS:
+        bench = get_benchmark(name)
+        assert bench.name == name and bench.title and bench.category in ("tom", "ei", "iq")
+    tom = [n for n in BENCHMARKS if get_benchmark(n).category == "tom"]
+    assert list(BENCHMARKS)[: len(tom)] == tom  # table order: ToM, then EI, then IQ
