@@ -517,10 +517,15 @@ def html(md: str, folder: Path) -> str:
 
     body, table = [], []
 
+    def inline(text: str) -> str:
+        text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", h.escape(text))
+        return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
+
     def flush_table():
         if table:
-            rows = [r for r in table if not re.fullmatch(r"\|[-|]+\|", r)]
-            cells = [[h.escape(c.strip()) for c in r.strip("|").split("|")] for r in rows]
+            # the separator row, alignment colons included ("|---|---:|")
+            rows = [r for r in table if not re.fullmatch(r"\|[-:| ]+\|", r)]
+            cells = [[inline(c.strip()) for c in r.strip("|").split("|")] for r in rows]
             body.append("<table><tr>" + "".join(f"<th>{c}</th>" for c in cells[0]) + "</tr>"
                         + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
                                   for r in cells[1:]) + "</table>")
@@ -541,17 +546,21 @@ def html(md: str, folder: Path) -> str:
         if line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
             body.append(f"<h{level}>{h.escape(line.lstrip('#').strip())}</h{level}>")
+        elif line.startswith("- "):  # a list item (consecutive items form one list)
+            item = f"<li>{inline(line[2:])}</li>"
+            if body and body[-1].endswith("</ul>"):
+                body[-1] = body[-1][:-len("</ul>")] + item + "</ul>"
+            else:
+                body.append(f"<ul>{item}</ul>")
         elif line.strip():
-            text = h.escape(line)
-            text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
-            text = re.sub(r"`(.+?)`", r"<code>\1</code>", text)
-            text = re.sub(r"!\[(.*?)\]\((.*?)\)", image, text)
+            text = re.sub(r"!\[(.*?)\]\((.*?)\)", image, inline(line))
             body.append(f"<p>{text}</p>")
     flush_table()
     style = ("body{font-family:sans-serif;max-width:1000px;margin:2em auto}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
              "img{max-width:100%}")
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>tomrl demo report</title>"
+    title = h.escape(md.splitlines()[0].lstrip("#").strip()) if md.strip() else "report"
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
             f"<style>{style}</style></head><body>{''.join(body)}</body></html>")
 
 
