@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Optional
 
@@ -36,43 +37,51 @@ class _Section(BaseModel):
 
 
 class LoraSettings(_Section):
-    r: int = Field(16, gt=0)
-    alpha: int = Field(32, gt=0)
-    dropout: float = Field(0.05, ge=0, lt=1)
-    # a list of module names, or "all-linear" (PEFT picks every linear layer but the output head)
-    target_modules: list[str] | Literal["all-linear"] = "all-linear"
+    r: int = Field(16, gt=0, description="LoRA rank")
+    alpha: int = Field(32, gt=0, description="LoRA scaling alpha")
+    dropout: float = Field(0.05, ge=0, lt=1, description="dropout on the LoRA path")
+    target_modules: list[str] | Literal["all-linear"] = Field(
+        "all-linear", description="module names, or all-linear (every linear layer but the "
+                                  "output head, as PEFT picks them)")
 
 
 class ModelSettings(_Section):
-    path: str
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    attn_implementation: Optional[str] = None
-    gradient_checkpointing: bool = False
-    lora: Optional[LoraSettings] = None
+    path: str = Field(description="a local model folder or a hub id")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="the dtype the weights are loaded in")
+    attn_implementation: Optional[str] = Field(
+        None, description="transformers' attention (sdpa, eager, flash_attention_2); null: its default")
+    gradient_checkpointing: bool = Field(False, description="recompute activations in backward")
+    lora: Optional[LoraSettings] = Field(None, description="train LoRA adapters (r, alpha, "
+                                                           "dropout, target_modules); null: all weights")
 
 
 class SourceSettings(_Section):
-    path: str
-    split: str = "train"
-    weight: float = Field(1.0, gt=0)
-    max_rows: Optional[int] = Field(None, gt=0)
-    # keep only rows of these answer types (e.g. GRPO on the questions a small model can vary on)
-    answer_types: Optional[list[Literal[ANSWER_TYPES]]] = None  # type: ignore[valid-type]
-    # keep only rows whose meta holds one of the listed values for every key, e.g.
-    # {order: [1, 2]}: a mix that weights ExploreToM's belief questions above order 0
-    meta: Optional[dict[str, list[Any]]] = None
+    path: str = Field(description="a dataset folder (save_to_disk), a JSONL file or a hub id")
+    split: str = Field("train", description="the split of a DatasetDict")
+    weight: float = Field(1.0, gt=0, description="its share of the mix, relative to the others")
+    max_rows: Optional[int] = Field(None, gt=0, description="at most this many of its rows")
+    answer_types: Optional[list[Literal[ANSWER_TYPES]]] = Field(  # type: ignore[valid-type]
+        None, description="keep only rows of these answer types (e.g. GRPO on the questions a "
+                          "small model can vary on)")
+    meta: Optional[dict[str, list[Any]]] = Field(
+        None, description="keep only rows whose meta holds one of the listed values for every "
+                          "key, e.g. {order: [1, 2]}")
 
 
 class DataSettings(_Section):
-    train: list[SourceSettings] = Field(min_length=1)
-    eval: list[SourceSettings] = []
-    size: Optional[int] = Field(None, gt=0)  # rows in the training mix; None: largest exact mix
-    eval_size: Optional[int] = Field(None, gt=0)
-    seed: int = 0
-    # None keeps each row's own system message (the contract's SYSTEM_PROMPT)
-    system_prompt: Optional[str] = None
-    # rows whose templated prompt is longer are dropped (verl's filter_overlong_prompts)
-    max_prompt_tokens: Optional[int] = Field(None, gt=0)
+    train: list[SourceSettings] = Field(min_length=1, description="the training sources (path, "
+                                        "split, weight, max_rows, answer_types, meta)")
+    eval: list[SourceSettings] = Field([], description="held-out sources")
+    size: Optional[int] = Field(None, gt=0, description="rows in the training mix; null: the "
+                                                        "largest exact mix")
+    eval_size: Optional[int] = Field(None, gt=0, description="rows of the held-out mix")
+    seed: int = Field(0, description="seeds the mix and its order")
+    system_prompt: Optional[str] = Field(None, description="replaces every row's system message; "
+                                         "null keeps each row's own (the contract's SYSTEM_PROMPT)")
+    max_prompt_tokens: Optional[int] = Field(
+        None, gt=0, description="drop rows whose templated prompt is longer (verl's "
+                                "filter_overlong_prompts)")
 
 
 SCHEDULERS = ("linear", "cosine", "cosine_with_restarts", "polynomial", "constant",
@@ -80,42 +89,50 @@ SCHEDULERS = ("linear", "cosine", "cosine_with_restarts", "polynomial", "constan
 
 
 class TrainSettings(_Section):
-    output_dir: str
-    max_steps: int = -1  # -1: run num_train_epochs
-    # End the run after this optimizer step while the learning-rate schedule still spans
-    # max_steps, so the steps run are those of the full run, bit for bit: an SFT start cut below
-    # its plateau, with the rest left to GRPO (the demo; docs/experiments.md, 2026-11-27 second
-    # session). None: run to max_steps
-    stop_at_step: Optional[int] = Field(None, gt=0)
-    num_train_epochs: float = Field(1.0, gt=0)
-    learning_rate: float = Field(gt=0)
-    lr_scheduler_type: Literal[SCHEDULERS] = "linear"  # type: ignore[valid-type]
-    warmup_steps: float = Field(0, ge=0)  # an int, or a fraction (< 1) of the total steps
-    weight_decay: float = Field(0.0, ge=0)
-    max_grad_norm: float = Field(1.0, gt=0)
-    per_device_train_batch_size: int = Field(gt=0)
-    gradient_accumulation_steps: int = Field(1, gt=0)
-    seed: int = 0
-    # auto: GPU when one is visible; precision auto: bf16 on GPU, fp32 on CPU (bf16 on CPU is
-    # ~19x slower, STACK.md)
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
-    save_steps: int = Field(500, gt=0)
-    save_total_limit: Optional[int] = Field(None, gt=0)
-    logging_steps: int = Field(10, gt=0)
-    eval_steps: Optional[int] = Field(None, gt=0)
+    output_dir: str = Field(description="checkpoints, the final model, log.jsonl and the config")
+    max_steps: int = Field(-1, description="optimizer steps; -1: run num_train_epochs")
+    # the demo cuts its SFT below its plateau and leaves the rest to GRPO (docs/experiments.md,
+    # 2026-11-27 second session)
+    stop_at_step: Optional[int] = Field(
+        None, gt=0, description="end the run after this optimizer step while the learning-rate "
+                                "schedule still spans max_steps (the steps run are those of the "
+                                "full run, bit for bit); null: run to max_steps")
+    num_train_epochs: float = Field(1.0, gt=0, description="passes over the data when max_steps is -1")
+    learning_rate: float = Field(gt=0, description="peak learning rate")
+    lr_scheduler_type: Literal[SCHEDULERS] = Field(  # type: ignore[valid-type]
+        "linear", description="the schedule: " + ", ".join(SCHEDULERS))
+    warmup_steps: float = Field(0, ge=0, description="an int, or a fraction (< 1) of the total steps")
+    weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay")
+    max_grad_norm: float = Field(1.0, gt=0, description="gradient clipping norm")
+    per_device_train_batch_size: int = Field(gt=0, description="rows (SFT) or completions (GRPO) "
+                                             "per process and micro-step")
+    gradient_accumulation_steps: int = Field(1, gt=0, description="micro-steps per optimizer step")
+    seed: int = Field(0, description="seeds the initialisation, the sampler and generation")
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto: the GPU when one is "
+                                                   "visible")
+    # bf16 on CPU: ~19x slower for the 0.5M tiny model (STACK.md); no faster for SmolLM2 on a CPU
+    # without AMX (docs/experiments.md, 2026-11-27 third session)
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = Field(
+        "auto", description="auto: bf16 on GPU, fp32 on CPU")
+    save_steps: int = Field(500, gt=0, description="a checkpoint every this many steps")
+    save_total_limit: Optional[int] = Field(None, gt=0, description="checkpoints kept; null: all")
+    logging_steps: int = Field(10, gt=0, description="log every this many steps")
+    eval_steps: Optional[int] = Field(None, gt=0, description="evaluate data.eval every this many steps")
 
 
 class LogSettings(_Section):
-    report_to: list[Literal["wandb", "tensorboard"]] = ["wandb"]
-    wandb_project: str = "tomrl"
-    # offline by default: runs sync later with `wandb sync`; WANDB_MODE in the environment wins
-    wandb_mode: Literal["offline", "online", "disabled"] = "offline"
-    run_name: Optional[str] = None
-    log_completions: bool = False
-    # completions TRL prints per logging step when log_completions is on (null: the whole batch,
-    # 512-1,024 rows in the paper runs); wandb still gets the full table
-    completions_to_print: Optional[int] = Field(8, gt=0)
+    report_to: list[Literal["wandb", "tensorboard"]] = Field(
+        ["wandb"], description="wandb (offline by default), tensorboard, or []")
+    wandb_project: str = Field("tomrl", description="the wandb project")
+    wandb_mode: Literal["offline", "online", "disabled"] = Field(
+        "offline", description="offline runs sync later with `wandb sync`; WANDB_MODE in the "
+                               "environment wins")
+    run_name: Optional[str] = Field(None, description="the run's name in wandb and TensorBoard")
+    log_completions: bool = Field(False, description="log sampled completions (GRPO)")
+    completions_to_print: Optional[int] = Field(
+        8, gt=0, description="completions printed per logging step when log_completions is on "
+                             "(null: the whole batch, 512-1,024 rows in the paper runs); wandb "
+                             "still gets the full table")
 
     @field_validator("report_to", mode="before")
     @classmethod
@@ -134,87 +151,102 @@ class GRPOSettings(_Section):
     OURS: ClassVar[frozenset[str]] = frozenset(
         {"prompts_per_step", "dynamic_sampling", "max_generation_rounds"})
 
-    num_generations: int = Field(8, ge=2)
-    max_completion_length: int = Field(768, gt=0)
-    temperature: float = Field(1.0, gt=0)
-    top_p: float = Field(1.0, gt=0, le=1)
-    top_k: int = Field(0, ge=0)
-    beta: float = Field(0.001, ge=0)
-    loss_type: Literal[LOSS_TYPES] = "dapo"  # type: ignore[valid-type]
-    scale_rewards: Literal["group", "batch", "none"] = "group"
-    epsilon: float = Field(0.2, gt=0)
-    epsilon_high: Optional[float] = Field(None, gt=0)
-    num_iterations: int = Field(1, gt=0)
-    mask_truncated_completions: bool = False
-    steps_per_generation: Optional[int] = Field(None, gt=0)
-    # The recipe's prompts per optimizer step (verl's train_batch_size): when set, a run whose
-    # processes x per-device batch x accumulation gives another number stops at start (rl.batch)
-    prompts_per_step: Optional[int] = Field(None, gt=0)
-    # DAPO's dynamic sampling (rl.trainer): drop zero-reward-variance groups and refill the batch
-    # with fresh prompts, generating at most max_generation_rounds times per batch
-    dynamic_sampling: bool = False
-    max_generation_rounds: int = Field(3, gt=0)
+    num_generations: int = Field(8, ge=2, description="completions per prompt (the group)")
+    max_completion_length: int = Field(768, gt=0, description="tokens a completion may take")
+    temperature: float = Field(1.0, gt=0, description="sampling temperature")
+    top_p: float = Field(1.0, gt=0, le=1, description="nucleus sampling")
+    top_k: int = Field(0, ge=0, description="top-k sampling; 0: off")
+    beta: float = Field(0.001, ge=0, description="KL weight; 0: no reference model")
+    loss_type: Literal[LOSS_TYPES] = Field(  # type: ignore[valid-type]
+        "dapo", description="TRL's loss: " + ", ".join(LOSS_TYPES))
+    scale_rewards: Literal["group", "batch", "none"] = Field(
+        "group", description="how advantages are scaled")
+    epsilon: float = Field(0.2, gt=0, description="clipping range (low)")
+    epsilon_high: Optional[float] = Field(None, gt=0, description="clipping range (high); null: epsilon")
+    num_iterations: int = Field(1, gt=0, description="optimizer passes over each generation")
+    mask_truncated_completions: bool = Field(False, description="leave cut-off completions out "
+                                             "of the loss")
+    steps_per_generation: Optional[int] = Field(None, gt=0, description="optimizer steps each "
+                                                "generation serves")
+    prompts_per_step: Optional[int] = Field(
+        None, gt=0, description="the recipe's prompts per optimizer step (verl's "
+                                "train_batch_size): a run whose processes x per-device batch x "
+                                "accumulation gives another number stops at start (rl.batch)")
+    dynamic_sampling: bool = Field(
+        False, description="DAPO's dynamic sampling (rl.trainer): drop zero-reward-variance "
+                           "groups and refill the batch with fresh prompts")
+    max_generation_rounds: int = Field(3, gt=0, description="generations per batch at most, "
+                                       "with dynamic_sampling")
 
 
 class RewardSettings(_Section):
-    format_weight: float = 1.0
-    outcome_weight: float = 1.0
-    # DAPO's soft overlong penalty (rl.rewards.overlong_reward): 0 up to max_completion_length
-    # minus this many tokens, then linearly down to -1 at the limit; null: off
-    overlong_buffer: Optional[int] = Field(None, gt=0)
-    overlong_weight: float = 1.0
-    # The checked-derivation reward (rl.trace_reward): 1 when the answer is right and the think
-    # text is its derivation as exploretom.trace_check accepts it; for ExploreToM rows exported
-    # with their story in meta. Not in the ToM-Synth recipe; 0: off
-    trace_weight: float = Field(0.0, ge=0)
-    # Read untagged answers for the outcome reward as evaluation reads them (eval.answers.reading),
-    # so a policy that does not write the tags yet is rewarded for the answer it gave (the format
-    # reward still asks for them; a right untagged answer then totals 0, a wrong one -1). false:
-    # the paper's reward, where only a well-formed completion can earn the outcome (total in
-    # {-1, 0, 1})
-    untagged_outcome: bool = False
+    format_weight: float = Field(1.0, description="weight of the format reward (0 / -1)")
+    outcome_weight: float = Field(1.0, description="weight of the outcome reward (1 / 0)")
+    overlong_buffer: Optional[int] = Field(
+        None, gt=0, description="DAPO's soft overlong penalty (rl.rewards.overlong_reward): 0 up "
+                                "to max_completion_length minus this many tokens, then linearly "
+                                "down to -1 at the limit; null: off")
+    overlong_weight: float = Field(1.0, description="weight of the overlong penalty")
+    trace_weight: float = Field(
+        0.0, ge=0, description="the checked-derivation reward (rl.trace_reward): 1 when the "
+                               "answer is right and the think text is its derivation as "
+                               "exploretom.trace_check accepts it; not in the ToM-Synth recipe; "
+                               "0: off")
+    untagged_outcome: bool = Field(
+        False, description="read untagged answers for the outcome reward as evaluation reads "
+                           "them, so a policy that does not write the tags yet is rewarded for "
+                           "the answer it gave (the format reward still asks for them); false: "
+                           "the paper's reward, total in {-1, 0, 1}")
 
 
 class GreedyEvalSettings(_Section):
     """Greedy accuracy on the `data.eval` rows every `steps` optimizer steps (rl.trainer); when on,
     it replaces TRL's own (sampled) evaluation of data.eval."""
-    steps: Optional[int] = Field(None, gt=0)  # null: off
-    max_new_tokens: Optional[int] = Field(None, gt=0)  # null: grpo.max_completion_length
-    batch_size: int = Field(16, gt=0)
+    steps: Optional[int] = Field(None, gt=0, description="greedy accuracy on data.eval every "
+                                 "this many steps; null: off")
+    max_new_tokens: Optional[int] = Field(None, gt=0, description="null: grpo.max_completion_length")
+    batch_size: int = Field(16, gt=0, description="prompts per generation batch")
 
 
 class VLLMSettings(_Section):
-    enabled: bool = False
-    # colocate: vLLM inside each training process; server: a separate `trl vllm-serve` process
-    mode: Literal["colocate", "server"] = "colocate"
-    server_base_url: Optional[str] = None
-    server_host: str = "0.0.0.0"
-    server_port: int = 8000
-    server_timeout: float = Field(240.0, gt=0)
-    gpu_memory_utilization: float = Field(0.3, gt=0, le=1)
-    tensor_parallel_size: int = Field(1, gt=0)
-    enable_sleep_mode: bool = False
-    max_model_length: Optional[int] = Field(None, gt=0)
+    enabled: bool = Field(False, description="generate with vLLM instead of transformers")
+    mode: Literal["colocate", "server"] = Field(
+        "colocate", description="colocate: vLLM inside each training process; server: a "
+                                "separate server (launch/vllm_server.sh)")
+    server_base_url: Optional[str] = Field(None, description="the server's URL (server mode)")
+    server_host: str = Field("0.0.0.0", description="the server's host (server mode)")
+    server_port: int = Field(8000, description="the server's port (server mode)")
+    server_timeout: float = Field(240.0, gt=0, description="seconds to wait for the server")
+    gpu_memory_utilization: float = Field(0.3, gt=0, le=1, description="vLLM's share of GPU "
+                                          "memory (colocate)")
+    tensor_parallel_size: int = Field(1, gt=0, description="GPUs per vLLM engine")
+    enable_sleep_mode: bool = Field(False, description="free vLLM's memory between generations")
+    max_model_length: Optional[int] = Field(None, gt=0, description="vLLM's context length; null: "
+                                            "prompt plus completion limits")
 
 
 class SFTSettings(_Section):
-    max_length: Optional[int] = Field(1024, gt=0)
-    # think_answer: <think>trace or template</think><answer>GOLD</answer>; answer: the gold alone
-    target: Literal["think_answer", "answer"] = "think_answer"
-    think_fields: list[str] = ["reasoning", "rationale", "think", "explanation"]
-    # Where the think text comes from: fields: the first of think_fields in the row's meta;
-    # trace: only meta.reasoning (the tracker-derived, checked trace of ExploreToM rows,
-    # exploretom.trace); template: never from meta. Rows without one get think_default.
-    think: Literal["fields", "trace", "template"] = "fields"
-    # The think text of rows without a trace: null keeps the per-answer-type templates of
-    # rl.targets; a string replaces them (the CPU demo uses a short one: shorter completions).
-    think_default: Optional[str] = None
-    # completion_only: loss on the prompt-completion's completion (works with any chat template);
-    # assistant_only: loss on assistant turns, needs {% generation %} markers in the template;
-    # full: loss on every token, prompt included (a model trained from scratch learns to read
-    # the story from it: the story tokens are most of the signal)
-    loss: Literal["completion_only", "assistant_only", "full"] = "completion_only"
-    packing: bool = False
+    max_length: Optional[int] = Field(1024, gt=0, description="tokens of an example at most")
+    target: Literal["think_answer", "answer"] = Field(
+        "think_answer", description="think_answer: <think>trace or template</think><answer>GOLD"
+                                    "</answer>; answer: the gold alone")
+    think_fields: list[str] = Field(["reasoning", "rationale", "think", "explanation"],
+                                    description="meta keys that may hold a think text, in order")
+    think: Literal["fields", "trace", "template"] = Field(
+        "fields", description="where the think text comes from: fields: the first of "
+                              "think_fields in the row's meta; trace: only meta.reasoning (the "
+                              "tracker's checked trace of ExploreToM rows); template: never from "
+                              "meta. Rows without one get think_default")
+    think_default: Optional[str] = Field(
+        None, description="the think text of rows without one: null keeps the per-answer-type "
+                          "templates of rl.targets; a string replaces them (\"\": an empty think)")
+    # full loss: a model trained from scratch learns to read the story from it, the story tokens
+    # being most of the signal
+    loss: Literal["completion_only", "assistant_only", "full"] = Field(
+        "completion_only", description="completion_only: the completion (any chat template); "
+                                       "assistant_only: assistant turns ({% generation %} markers "
+                                       "needed); full: every token, prompt included")
+    packing: bool = Field(False, description="pack several examples into one sequence")
 
 
 class _Run(_Section):
@@ -271,6 +303,23 @@ class SFTRun(_Run):
     sft: SFTSettings = SFTSettings()
     _trl_config: ClassVar[str] = "SFTConfig"
     _owned: ClassVar[tuple[str, ...]] = TRAIN_FIELDS + ("max_length", "packing", "completion_only_loss", "assistant_only_loss")
+
+
+def settings_help(run_cls: type[BaseModel]) -> str:
+    """`--section.field TYPE (default ...): description` for every setting of a run, from the
+    fields themselves (as TRL generates its help from its config's metadata)."""
+    lines = []
+    for section, info in run_cls.model_fields.items():
+        model = info.annotation
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            if section == "trl":
+                lines.append("  --trl.FIELD VALUE   any other field of TRL's config, passed through")
+            continue
+        lines.append(f"{section}:")
+        for name, field in model.model_fields.items():
+            default = "required" if field.is_required() else "default " + json.dumps(field.default)
+            lines.append(f"  --{section}.{name} ({default}): {field.description or ''}".rstrip(": "))
+    return "\n".join(lines)
 
 
 def _trl_config_class(name: str):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from eval.paths import describe_error, missing_local_model
-from rl.config import ConfigError, dump_config, load_config
+from rl.config import ConfigError, dump_config, load_config, settings_help
 from rl.data import DataError
 from rl.lm_head import score_labelled_positions_only
 from rl.versions import VersionError, check_versions
@@ -230,8 +230,11 @@ def _load_config(path: str, run_cls, overrides: list[str]):
 
 def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: list[str] | None = None) -> int:
     """The command line of `rl.train` and `rl.sft`."""
-    parser = argparse.ArgumentParser(prog=prog, description=description,
-                                     epilog="Any other --section.field VALUE overrides the config.")
+    parser = argparse.ArgumentParser(
+        prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Settings (the config's sections and fields; --section.field VALUE overrides one, "
+               "VALUE read as YAML; the bare field name when one section has it):\n"
+               + settings_help(run_cls))
     parser.add_argument("config", help="the run's YAML file")
     parser.add_argument("--resume", action="store_true",
                         help="continue from the last checkpoint in train.output_dir")

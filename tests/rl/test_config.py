@@ -281,3 +281,22 @@ def test_versions_outside_the_supported_range_fail_with_one_line(monkeypatch, ca
     assert train_cli([str(GRPO_TINY)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: vllm 0.11.0 is installed but this project supports vllm>=0.22,<0.32") and "\n" not in err
+
+
+@pytest.mark.parametrize("module, run_cls", [("rl.sft", "SFTRun"), ("rl.train", "GRPORun")])
+def test_help_lists_every_setting_with_the_help_declared_on_its_field(module, run_cls, capsys):
+    # issue 33: each setting declared once, with its help, and --help generated from it
+    import importlib
+
+    import rl.config as config
+
+    cls = getattr(config, run_cls)
+    with pytest.raises(SystemExit):
+        importlib.import_module(module).cli(["--help"])
+    out = capsys.readouterr().out
+    for section, info in cls.model_fields.items():
+        fields = getattr(info.annotation, "model_fields", {})
+        for name, field in fields.items():
+            assert field.description, f"{section}.{name} has no help"
+            assert f"--{section}.{name} " in out
+    assert "--train.learning_rate (required): peak learning rate" in out
