@@ -119,9 +119,9 @@ def untagged_reply(completion: str) -> str:
 def marked_answer(reply: str) -> str | None:
     """An answer the reply marks as such: the last "answer: X" / "the answer is X" line, else the
     last `\\boxed{X}`, else the text after an unclosed `<answer>`."""
-    marked = _last_answer_line(reply)
-    if marked:
-        return _unbox(marked)
+    statements = answer_statements(reply)
+    if statements:
+        return _unbox(statements[-1])
     boxed = _last_boxed(reply)
     if boxed is not None and boxed.strip():
         return boxed.strip()
@@ -184,11 +184,6 @@ def _answer_blocks(text: str, low: str, start: int) -> tuple[list[str], str | No
     return blocks, None
 
 
-_ANSWER_LINE = re.compile(
-    r"(?im)\b(?:final\s+answer|correct\s+answer|answer)\s*(?:is|:|：|-)\s*(?:[:：]\s*)?(\S[^\n]*)$"
-)
-
-
 _ANSWER_CUE = re.compile(r"(?i)\b(?:final\s+answer|correct\s+answer|answer)\s*(?:is|:|：|-)\s*(?:[:：]\s*)?")
 
 
@@ -203,16 +198,6 @@ def answer_statements(text: str) -> list[str]:
         if said:
             out.append(said)
     return out
-
-
-def _last_answer_line(text: str) -> str | None:
-    found = None
-    for m in _ANSWER_LINE.finditer(text):
-        found = m.group(1)
-    if found is None:
-        return None
-    found = found.strip().rstrip(".").strip()
-    return found or None
 
 
 def _unbox(text: str) -> str:

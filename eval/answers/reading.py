@@ -30,6 +30,7 @@ from eval.answers.extract import (THINKING, UNCLOSED, answer_statements, marked_
                                   untagged_reply)
 from eval.answers.knowledge import read_knowledge
 from eval.answers.limits import SHORT_REPLY_CHARS
+from eval.answers.number import is_number
 from eval.answers.short import read_short
 from eval.answers.text import normalize
 from eval.answers.yes_no import read_yes_no
@@ -58,8 +59,12 @@ def consistent(reply: str, answer_type: str | None, choices: Sequence[str],
     and another option's text, or with a listing of the options; an opening label without a
     statement must not be followed by another option's text ("A. <the text of C>"), and an
     opening label and a statement must agree ("B. ... The answer is A." answers nothing)."""
-    stated = {read for s in answer_statements(reply)
-              if (read := (reader(s, choices, candidates) if reader else normalize(s)))}
+    if reader is None:  # open answers: the same value ("42", "42.0", "x = 42") is one answer
+        said = [s for s in answer_statements(reply) if normalize(s)]
+        same = (lambda a, b: is_number(a, b, [])) if answer_type == "number" else (
+            lambda a, b: normalize(a) == normalize(b))
+        return all(same(a, said[-1]) for a in said)
+    stated = {read for s in answer_statements(reply) if (read := reader(s, choices, candidates))}
     if len(stated) > 1:
         return False
     if answer_type != "choice":
