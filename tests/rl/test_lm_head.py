@@ -21,7 +21,10 @@ def test_only_labelled_positions_are_scored_with_the_same_loss_and_gradients(tin
 
     from rl.lm_head import score_labelled_positions_only
 
-    monkeypatch.setattr(trl_utils, "_use_triton", trl_utils._use_triton)  # undone after the test
+    # start from TRL's own choice even when an earlier test (a training run) patched it already;
+    # the patch is undone after the test
+    unpatched = getattr(trl_utils._use_triton, "__wrapped__", trl_utils._use_triton)
+    monkeypatch.setattr(trl_utils, "_use_triton", unpatched)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
     trl_utils.add_fused_lm_head(model)
     torch.manual_seed(0)
