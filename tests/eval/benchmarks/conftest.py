@@ -40,14 +40,34 @@ def real_replies():
     return _real_replies
 
 
-def report(name: str, counts: Counter) -> None:
-    """One line of agreement figures, shown with `pytest -s`: how many replies, how many the
-    original reads, how many of those we read alike, and the listed differences."""
+def _agrees_with_original(name: str, compare) -> Counter:
+    """Compare our reading with the original's (`compare(row, reply)` -> a verdict) on every
+    saved real reply of `name`; print one line of figures (shown with `pytest -s`) and fail on
+    any verdict that starts with DISAGREE."""
+    counts = Counter(compare(row, reply) for row, reply in _real_replies(name))
     parts = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     print(f"\n[agreement] {name}: {parts}")
+    assert not [k for k in counts if k.startswith("DISAGREE")], counts
+    return counts
 
 
 @pytest.fixture
-def agreement_report():
-    """`agreement_report(name, counts)`: print the figures of an agreement test (`pytest -s`)."""
-    return report
+def agrees_with_original():
+    """`agrees_with_original(name, compare)`: the agreement test on saved real replies."""
+    return _agrees_with_original
+
+
+def _check_cases(cases, compare, benchmark) -> None:
+    """Each (row, reply, correct, verdict) case: our record's `correct` and the comparison with
+    the original's rule."""
+    from eval.benchmarks.base import record_for
+
+    for row, reply, correct, verdict in cases:
+        assert record_for(row, reply, benchmark)["correct"] is correct, reply
+        assert compare(row, reply) == verdict, (reply, compare(row, reply))
+
+
+@pytest.fixture
+def check_cases():
+    """`check_cases(cases, compare, benchmark)`: committed reply shapes against the oracle."""
+    return _check_cases

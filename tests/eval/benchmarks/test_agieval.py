@@ -3,7 +3,6 @@ math-equivalent cloze answers, English and Chinese instructions."""
 import json
 import re
 import shutil
-from collections import Counter
 
 import pytest
 
@@ -396,10 +395,8 @@ def test_untagged_shapes_agree_with_the_original(rows):
     assert record_for(cloze, "We find $x = \\frac{3}{200}$, done.", BENCHMARK)["correct"]
 
 
-def test_real_replies_agree_with_the_original(real_replies, agreement_report):
-    counts = Counter(compare(row, reply) for row, reply in real_replies("agieval"))
-    agreement_report("agieval", counts)
-    assert not [k for k in counts if k.startswith("DISAGREE")], counts
+def test_real_replies_agree_with_the_original(agrees_with_original):
+    agrees_with_original("agieval", compare)
 
 
 def test_chance_follows_each_kind_of_item(rows, fixture_rows):

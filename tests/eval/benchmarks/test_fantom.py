@@ -1,7 +1,6 @@
 """FANToM loader: sets of belief (choice), answerability and info-accessibility (list, yes/no)
 and fact questions; the release's metrics and set-level 'ALL' score."""
 import json
-from collections import Counter
 
 import pytest
 
@@ -329,7 +328,7 @@ def compare(row, reply):
     return "not compared"
 
 
-def test_untagged_shapes_agree_with_the_original(rows):
+def test_untagged_shapes_agree_with_the_original(rows, check_cases):
     def first(kind):
         return next(r for r in rows if meta(r)["question_type"] == kind)
 
@@ -355,15 +354,11 @@ def test_untagged_shapes_agree_with_the_original(rows):
         (fact, "They talked about training their dogs and the tricks they taught them. " * 5,
          False, "agree"),
     ]
-    for row, reply, correct, verdict in cases:
-        assert record_for(row, reply, BENCHMARK)["correct"] is correct, reply
-        assert compare(row, reply) == verdict, (reply, compare(row, reply))
+    check_cases(cases, compare, BENCHMARK)
 
 
-def test_real_replies_agree_with_the_original(real_replies, agreement_report):
-    counts = Counter(compare(row, reply) for row, reply in real_replies("fantom"))
-    agreement_report("fantom", counts)
-    assert not [k for k in counts if k.startswith("DISAGREE")], counts
+def test_real_replies_agree_with_the_original(agrees_with_original):
+    agrees_with_original("fantom", compare)
 
 
 def test_chance_of_each_question_kind(rows):

@@ -2,7 +2,6 @@
 import json
 import re
 import shutil
-from collections import Counter
 
 import pytest
 
@@ -148,17 +147,13 @@ def test_the_option_sorry_is_still_read(rows, reply):
     assert record_for(row, reply, BENCHMARK)["correct"], reply
 
 
-def test_real_replies_are_read_as_the_careful_reader_reads_them(real_replies, agreement_report):
+def test_real_replies_are_read_as_the_careful_reader_reads_them(agrees_with_original):
     # no original reader: the guard must only change refusals and exact option texts
-    counts = Counter()
-    for row, reply in real_replies("socialiqa"):
+    def compare(row, reply):
         ours = record_for(row, reply, BENCHMARK)
         shared = default_score(row, reply)
         if (ours["extracted"], ours["correct"]) == (shared["extracted"], shared["correct"]):
-            counts["as the shared reader"] += 1
-        elif ours["extracted"] is None:
-            counts["refusal"] += 1
-        else:
-            counts["exact option text"] += 1
-    agreement_report("socialiqa", counts)
-    assert sum(counts.values()) > 0
+            return "as the shared reader"
+        return "refusal" if ours["extracted"] is None else "exact option text"
+
+    assert sum(agrees_with_original("socialiqa", compare).values()) > 0

@@ -1,7 +1,6 @@
 """ToMATO loader: JSON list with a0..a3 and a_idx, accuracy per mental state and order."""
 import json
 import re
-from collections import Counter
 
 import pytest
 
@@ -116,7 +115,5 @@ def test_untagged_shapes_agree_with_the_original(rows):
         assert compare(row, reply) in ("agree", "original reads nothing"), reply
 
 
-def test_real_replies_agree_with_the_original(real_replies, agreement_report):
-    counts = Counter(compare(row, reply) for row, reply in real_replies("tomato"))
-    agreement_report("tomato", counts)
-    assert not [k for k in counts if k.startswith("DISAGREE")], counts
+def test_real_replies_agree_with_the_original(agrees_with_original):
+    agrees_with_original("tomato", compare)
