@@ -25,16 +25,23 @@ def wilson(k: float, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def bootstrap_mean(values: Sequence[float], reps: int = 5000,
+                   seed: int = 0) -> tuple[float, float, float]:
+    """Mean of `values` and its 95% percentile interval over resampled values (items, or the
+    units of a search comparison)."""
+    rng = random.Random(seed)
+    n = len(values)
+    if n == 0:
+        return 0.0, 0.0, 0.0
+    values = [float(v) for v in values]
+    stats = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(reps))
+    return sum(values) / n, stats[int(0.025 * reps)], stats[int(0.975 * reps) - 1]
+
+
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], reps: int = 5000,
                      seed: int = 0) -> tuple[float, float, float]:
     """Mean of b - a over paired items and its 95% percentile interval over resampled items."""
-    rng = random.Random(seed)
-    n = len(a)
-    if n == 0:
-        return 0.0, 0.0, 0.0
-    diffs = [float(y) - float(x) for x, y in zip(a, b)]
-    stats = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(reps))
-    return sum(diffs) / n, stats[int(0.025 * reps)], stats[int(0.975 * reps) - 1]
+    return bootstrap_mean([float(y) - float(x) for x, y in zip(a, b)], reps, seed)
 
 
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> float:

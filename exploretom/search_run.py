@@ -25,6 +25,7 @@ from eval.backends import BACKENDS
 from eval.config_file import ConfigError
 from exploretom.action_sets import ACTION_SETS, Conditions
 from eval.cli_common import EXIT_INCOMPLETE, parse_pairs, parse_shard
+from eval.stats import bootstrap_mean
 from exploretom.jsonl import Appender, InputError, iter_records, resume
 from exploretom.label import story_text
 from exploretom.lexicon import LEXICON_PATH, Context, sample_context
@@ -440,19 +441,6 @@ def bench_record(method, cond, context, target, cfg, seed, unit: Unit, j: int, n
             "search": {"orders": list(cfg.orders)}}
 
 
-def paired_interval(diffs: list[float], reps: int = 10000, seed: int = 0) -> tuple[float, float]:
-    """Bootstrap 95% interval of the mean of paired differences (units resampled)."""
-    import numpy as np
-
-    d = np.asarray(diffs, dtype=float)
-    if len(d) < 2:
-        return float(d.mean()), float(d.mean())
-    rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, len(d), size=(reps, len(d)))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(lo), float(hi)
-
-
 def bench_options(args: argparse.Namespace, cfg: SearchConfig) -> dict[str, Any]:
     """What a bench output file was written with: a resumed run must match it."""
     return {"target": args.target, "settings": args.settings, "stories": args.stories,
@@ -534,7 +522,7 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
         return code
     mean = {m: sum(u.accuracy[m] for u in units) / len(units) for m in BENCH_METHODS}
     diffs = [100 * (u.accuracy["baseline"] - u.accuracy["astar"]) for u in units]
-    lo, hi = paired_interval(diffs, seed=args.seed)
+    _, lo, hi = bootstrap_mean(diffs, reps=10000, seed=args.seed)
     print(f"# world={args.world or 'paper grid'} stories={args.stories} budget={cfg.budget} "
           f"pool={args.stories * cfg.budget} orders={','.join(map(str, cfg.orders))} "
           f"policy={cfg.policy} complete={cfg.complete} seeds={seeds[0]}..{seeds[-1]} "

@@ -29,3 +29,11 @@ def test_mcnemar_exact_counts_only_discordant_pairs():
     assert mcnemar_exact([1, 1, 0], [1, 1, 0]) == 1.0
     # 6 pairs only b gets right, 0 only a: 2 * 0.5 ** 6
     assert mcnemar_exact([0] * 6 + [1] * 4, [1] * 10) == pytest.approx(2 / 64)
+
+
+def test_bootstrap_mean_is_the_paired_bootstrap_of_differences():
+    from eval.stats import bootstrap_mean
+
+    diffs = [0.2, -0.1, 0.4, 0.0, 0.3]
+    assert bootstrap_mean(diffs, seed=7) == paired_bootstrap([0.0] * 5, diffs, seed=7)
+    assert bootstrap_mean([0.5]) == (0.5, 0.5, 0.5)  # one unit: no spread to resample
