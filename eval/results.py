@@ -67,13 +67,6 @@ def load_results(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write atomically, so an interrupted run never leaves a half-written results file."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
-
-
 def label_of(results: dict[str, Any]) -> str:
     """How a run is named in tables: its label, else the model's last path component."""
     label = results.get("label") or str(results.get("model") or "?").rstrip("/").split("/")[-1]

@@ -31,7 +31,8 @@ from eval.answers.reading import FALLBACK, HOW, NONE, TAG
 from eval.backends.base import Backend, Completion, GenerationConfig
 from eval.benchmarks import get_benchmark
 from eval.benchmarks.base import REPO_ROOT, Benchmark, BenchmarkFormatError, Record, Row, mean, record_for
-from eval.results import SCHEMA_VERSION, write_json
+from eval.jsonl import write_json, write_jsonl
+from eval.results import SCHEMA_VERSION
 from eval.option_orders import with_option_orders
 from eval.rows import meta, resolve_system_prompt, with_system_prompt
 from eval.suites import Suite, check_options
@@ -146,11 +147,7 @@ class SampleFile:
         return complete, dropped
 
     def rewrite(self, lines: list[dict]) -> None:
-        tmp = self.path.with_suffix(".jsonl.tmp")
-        with tmp.open("w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
-        tmp.replace(self.path)
+        write_jsonl(self.path, lines, default=str)
 
     def append(self, lines: list[dict]) -> None:
         with self.path.open("a", encoding="utf-8") as f:
@@ -512,7 +509,7 @@ def run_tasks(
         "benchmarks": {},
     }
     path = out / "results.json"
-    write_json(path, results)  # claims the folder for this model from the start (check_output)
+    write_json(path, results, default=str)  # claims the folder for this model from the start (check_output)
     for task in tasks:
         t0 = time.time()
         run = run_benchmark(task, backend, samples_dir, fresh=fresh, progress=progress, log=log)
@@ -522,7 +519,7 @@ def run_tasks(
             [b["prompts_sha256"] for b in results["benchmarks"].values()])
         results["finished_at"] = _now()
         results["duration_s"] = round(time.time() - started, 3)
-        write_json(path, results)
+        write_json(path, results, default=str)
         shown = entry["score"]
         log(f"{task.benchmark.name}: {task.benchmark.primary_metric} "
             f"{'n/a' if shown is None else f'{100 * shown:.2f}%'} on {entry['n']} rows"

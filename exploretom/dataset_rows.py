@@ -13,7 +13,7 @@ from eval.rows import features as row_features
 from eval.rows import make_row
 from exploretom.dataset_split import stable_hash
 from exploretom.dataset_stories import Item, StoryIn
-from exploretom.jsonl import InputError
+from eval.jsonl import InputError
 from exploretom.story import parse_story
 from exploretom.trace import StoryTracer
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from exploretom.jsonl import InputError, iter_records
+from eval.jsonl import InputError, iter_records
 
 ANSWER_TYPES = ("short", "yes_no", "knowledge")
 # Fields every question needs to become a row (questions.py writes them all).

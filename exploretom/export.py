@@ -31,7 +31,7 @@ from exploretom.dataset_card import dataset_card, split_stats
 from exploretom.dataset_rows import add_reasoning, build_dataset, distractor_pools
 from exploretom.dataset_split import SPLITS, assign_splits, cap_per_story, select, stable_hash
 from exploretom.dataset_stories import Item, read_stories
-from exploretom.jsonl import InputError
+from eval.jsonl import InputError
 
 STATS_FILE = "export_stats.json"
 

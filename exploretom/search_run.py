@@ -26,7 +26,7 @@ from eval.config_file import ConfigError
 from exploretom.action_sets import ACTION_SETS, Conditions
 from eval.cli_common import EXIT_INCOMPLETE, parse_pairs, parse_shard
 from eval.stats import bootstrap_mean
-from exploretom.jsonl import Appender, InputError, iter_records, resume
+from eval.jsonl import Appender, InputError, iter_records, resume
 from exploretom.label import story_text
 from exploretom.lexicon import LEXICON_PATH, Context, sample_context
 from exploretom.reasoners import REASONERS

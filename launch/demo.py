@@ -173,7 +173,10 @@ class Demo:
         """Run the commands at once and wait for all; any failure fails the stage. Their
         output interleaves, so with several only the first one's is shown."""
         cmds = [[str(a) for a in args] for args in commands]
-        env = {"OMP_NUM_THREADS": str(self.p.threads), **os.environ, "PYTHONUNBUFFERED": "1",
+        # vLLM's CPU build otherwise takes 90% of the machine's memory for its KV cache, and
+        # anything beside it (a second command, a test run) gets its worker killed for memory
+        env = {"OMP_NUM_THREADS": str(self.p.threads), "VLLM_CPU_KVCACHE_SPACE": "4",
+               **os.environ, "PYTHONUNBUFFERED": "1",
                "WANDB_MODE": "disabled", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false"}
         procs = []

@@ -29,6 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from demo_report import html  # noqa: E402  the Markdown-to-HTML writer of the demo report
 
+from eval.jsonl import InputError, read_jsonl  # noqa: E402
 from eval.paths import describe_error  # noqa: E402
 from eval.report import display  # noqa: E402
 from eval.results import load_results  # noqa: E402
@@ -60,15 +61,11 @@ def load_checkpoint(folder: Path) -> dict[str, Any]:
         if not path.is_file():
             raise ReportError(f"{path}: missing (the samples of {name})")
         scores: dict[str, list[float]] = defaultdict(list)
-        with path.open(encoding="utf-8") as f:
-            for lineno, text in enumerate(f, 1):
-                if not text.strip():
-                    continue
-                try:
-                    line = json.loads(text)
-                except json.JSONDecodeError as e:
-                    raise ReportError(f"{path}: line {lineno}: not JSON ({e.msg})") from None
+        try:
+            for line in read_jsonl(path):
                 scores[item_of(line)].append(float(bool(line.get("correct"))))
+        except InputError as e:
+            raise ReportError(str(e)) from None
         out["benchmarks"][name] = {
             "entry": entry,
             "items": {k: sum(v) / len(v) for k, v in scores.items()},

@@ -17,7 +17,8 @@ from typing import Iterable
 from eval.backends.base import Completion
 from tomsynth.config import Config
 from tomsynth.prompts import synthesis_messages
-from tomsynth.store import AppendLog, read_records, write_json
+from eval.jsonl import write_json
+from tomsynth.store import AppendLog, read_records
 from tomsynth.units import Unit, select, units
 
 
@@ -111,5 +112,5 @@ def run(cfg: Config, *, shard: tuple[int, int] = (0, 1), limit_units: int | None
         write_json(cfg.out_dir / "reports" / "usage" / f"generate-{time.time_ns()}-shard-{i}-of-{n}.json",
                    {"role": "generator", "backend": backend.describe(), "shard": f"{i}/{n}",
                     "requested": summary.requested, "already_done": summary.already_done,
-                    "succeeded": ok, "failed": failed, "usage": usage})
+                    "succeeded": ok, "failed": failed, "usage": usage}, sort_keys=True)
     return summary

@@ -10,8 +10,6 @@ to `<out_dir>/filtered/<collection>.jsonl` and each stage's counts and reasons t
 """
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -22,7 +20,8 @@ from tomsynth.config import Config
 from tomsynth.generate import raw_records
 from tomsynth.items import Item, Rejected, balance, check_reply, length_bias, letter_distribution, parse_verdict
 from tomsynth.prompts import verification_messages
-from tomsynth.store import AppendLog, read_records, write_json
+from eval.jsonl import write_json, write_jsonl
+from tomsynth.store import AppendLog, read_records
 from tomsynth.units import unit_by_id
 
 # The paper's own figures (section 3.3): 27,648 generated, 89 dropped at stage 1, 1,703 of the
@@ -128,7 +127,7 @@ def stage3(cfg: Config, items: list[Item], progress: bool = True) -> tuple[dict[
         usage = {"backend": backend.describe(), **backend.usage_summary()}
         write_json(cfg.out_dir / "reports" / "usage" / f"filter-{time.time_ns()}.json",
                    {"role": "verifier", "backend": backend.describe(), "judged": len(todo),
-                    "usage": backend.usage_summary()})
+                    "usage": backend.usage_summary()}, sort_keys=True)
     verdicts = {it.entry_id: known[(it.entry_id, it.content_hash())] for it in items
                 if (it.entry_id, it.content_hash()) in known}
     return verdicts, usage
@@ -169,19 +168,15 @@ def run(cfg: Config, progress: bool = True) -> dict[str, dict[str, Any]]:
             "paper": PAPER,
         }
         _write_items(filtered_path(cfg, c), kept)
-        write_json(cfg.out_dir / "reports" / f"filter-{c}.json", report)
+        write_json(cfg.out_dir / "reports" / f"filter-{c}.json", report, sort_keys=True)
         (cfg.out_dir / "reports" / f"filter-{c}.md").write_text(render_report(report), encoding="utf-8")
         reports[c] = report
     return reports
 
 
 def _write_items(path: Path, items: list[Item]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as f:
-        for it in sorted(items, key=lambda x: x.entry_id):
-            f.write(json.dumps(it.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    write_jsonl(path, (it.to_dict() for it in sorted(items, key=lambda x: x.entry_id)),
+                sort_keys=True)
 
 
 def load_filtered(cfg: Config, collection: str) -> list[Item]:

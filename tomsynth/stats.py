@@ -14,7 +14,7 @@ from typing import Any
 from eval.rows import meta
 from tomsynth.build import NAMES, distributions
 from tomsynth.config import Config
-from tomsynth.store import write_json
+from eval.jsonl import write_json
 
 COLLECTIONS_OF = {NAMES["main"]: ("main",), NAMES["contrast"]: ("contrast",),
                   NAMES["merged"]: ("main", "contrast")}
@@ -127,7 +127,7 @@ def run(cfg: Config, plots: bool = True) -> dict[str, Any]:
     out_dir = cfg.out_dir / "stats"
     write_json(out_dir / "stats.json", {
         **stats, "datasets": {k: {kk: vv for kk, vv in v.items() if kk not in ("text_chars", "option_chars")}
-                              for k, v in stats["datasets"].items()}})
+                              for k, v in stats["datasets"].items()}}, sort_keys=True)
     if plots:
         for p in plot(stats, out_dir):
             print(f"wrote {p}")

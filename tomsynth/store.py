@@ -91,9 +91,3 @@ def _cut_torn_tail(path: Path) -> None:
         f.truncate(0)
 
 
-def write_json(path: Path, obj: Any) -> None:
-    """Write a JSON file atomically (a reader never sees half of it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)

@@ -9,7 +9,7 @@ from pathlib import Path
 from eval.backends.base import Backend, GenerationConfig
 from exploretom.contexts.prompts import names_prompt, settings_prompt
 from exploretom.contexts.validation import ARTICLES, is_name
-from exploretom.jsonl import InputError
+from eval.jsonl import InputError, write_text_atomic
 from exploretom.lexicon import load_lexicon
 from exploretom.llm_json import ReplyError, completion_text, one_line, parse_string_list
 
@@ -65,9 +65,8 @@ def load_or_make_pools(kind: str, path: Path, backend: Backend, size: int,
             raise InputError(f"{path}: not a pools file written by this command; delete it to "
                              "ask the model again") from None
     pools = llm_pools(backend, size, config)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(pools.__dict__, ensure_ascii=False, indent=1), encoding="utf-8")
-    tmp.replace(path)  # atomic: a killed run leaves the old file or the whole new one
+    # atomic: a killed run leaves the old file or the whole new one
+    write_text_atomic(path, json.dumps(pools.__dict__, ensure_ascii=False, indent=1))
     return pools
 
 

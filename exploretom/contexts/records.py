@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from exploretom.contexts.validation import context_problems
-from exploretom.jsonl import InputError, read_jsonl
+from eval.jsonl import InputError, read_jsonl
 from exploretom.lexicon import Context, StateUpdate
 
 

@@ -10,7 +10,7 @@ from typing import Callable, Iterator
 
 from exploretom.infill.infiller import Infiller, InfillStats
 from exploretom.infill.jobs import StoryJob, prepare
-from exploretom.jsonl import Appender, InputError, iter_lines, resume
+from eval.jsonl import Appender, InputError, iter_lines, resume
 from eval.cli_common import EXIT_INCOMPLETE
 from exploretom.llm_backend import add_backend_arguments
 from exploretom.llm_command import generation_configs, message_log, opened_backends

@@ -29,7 +29,7 @@ from eval.backends.base import GenerationConfig, ScriptedBackend
 from exploretom.contexts.pools import lexicon_pools
 from exploretom.contexts.sampler import ContextSampler, ContextSpec, failures_path
 from exploretom.contexts.validation import context_problems
-from exploretom.jsonl import InputError
+from eval.jsonl import InputError
 from exploretom.label import label_story
 from exploretom.sampler import StorySampler
 from exploretom.story import Story

@@ -13,7 +13,7 @@ from eval.rows import SYSTEM_PROMPT, meta as row_meta, user_text, validate_row
 from exploretom import export
 from exploretom.cli import main as cli_main
 from exploretom.dataset_split import SPLITS
-from exploretom.jsonl import InputError
+from eval.jsonl import InputError
 
 SETS = (("A1", True), ("A2", False), ("A8", False))
 

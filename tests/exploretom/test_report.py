@@ -9,7 +9,7 @@ import pytest
 
 from exploretom import report
 from exploretom.cli import main as cli_main
-from exploretom.jsonl import InputError
+from eval.jsonl import InputError
 
 TARGET = "reasoner:world"
 

@@ -1,14 +1,16 @@
-"""JSON Lines files written incrementally and resumed after any interruption.
+"""JSON and JSON Lines files: read with errors that name the file and line, appended one record at
+a time and resumed after any interruption, or replaced whole and atomically.
 
 A killed writer can leave a partial last line; `resume` cuts it off and returns the ids already
-written, so a re-run appends exactly what is missing: nothing lost, nothing duplicated.
+written, so a re-run appends exactly what is missing: nothing lost, nothing duplicated. A file
+replaced whole is written beside its path and renamed over it, so a reader never sees half of it.
 """
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 
 class InputError(ValueError):
@@ -78,6 +80,28 @@ def resume(path: str | Path) -> set[Any]:
             f.seek(cut)
             f.truncate()
     return done
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Replace `path` with `text` at once (the temporary file carries the process id, so two
+    writers never share one)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_json(path: str | Path, obj: Any, **dumps: Any) -> None:
+    """One JSON document, atomically; `dumps` are json.dumps' options (indent 2 unless given)."""
+    dumps.setdefault("indent", 2)
+    write_text_atomic(path, json.dumps(obj, ensure_ascii=False, **dumps) + "\n")
+
+
+def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]], **dumps: Any) -> None:
+    """A whole JSON Lines file, atomically (one record a line)."""
+    write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False, **dumps) + "\n"
+                                    for r in records))
 
 
 class Appender:
