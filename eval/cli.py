@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 
+from eval.backends import BACKENDS
 from eval.cli_common import EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, parse_pairs
 from eval.paths import describe_error
 
@@ -44,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="a suite YAML, a suite name from configs/eval (tom, ei, iq, all, "
                           "tom-synth-paper, exploretom-paper) or benchmark names (tomi,hitom)")
     run.add_argument("--model", required=True, help="local path, hub id or API model name")
-    run.add_argument("--backend", default="hf", help="hf, vllm, openai or anthropic (default hf)")
+    run.add_argument("--backend", default="hf",
+                     help=f"one of {', '.join(BACKENDS)} (default hf)")
     run.add_argument("-O", "--backend-option", action="append", metavar="KEY=VALUE",
                      help="backend constructor option, repeatable (batch_size=16, dtype=bfloat16, "
                           "base_url=http://localhost:8000/v1, tensor_parallel_size=2)")
