@@ -20,6 +20,7 @@ import json
 from typing import Any
 
 from eval.benchmarks._common import LETTERS, option_lines
+from eval.rows import meta as meta_of
 
 Row = dict[str, Any]
 
@@ -28,7 +29,7 @@ def movable(row: Row) -> bool:
     """Whether a row's options can be reordered (see the module docstring)."""
     if row.get("answer_type") != "choice" or len(row.get("choices") or ()) < 2:
         return False
-    m = json.loads(row["meta"]) if row.get("meta") else {}
+    m = meta_of(row)
     if "permutation" in m or "gold_letters" in m:
         return False
     user = [t for t in row["prompt"] if t["role"] == "user"]
@@ -44,7 +45,7 @@ def shifted(row: Row, shift: int) -> Row:
     old_block, new_block = option_lines(row["choices"]), option_lines(choices)
     prompt = [dict(t, content=t["content"].replace(old_block, new_block)) if t["role"] == "user"
               else dict(t) for t in row["prompt"]]
-    m = json.loads(row["meta"]) if row.get("meta") else {}
+    m = meta_of(row)
     m.update(item=m.get("item", row["id"]), option_shift=shift)
     # the release order keeps the row's id, so answers cached without permutations are reused
     rid = row["id"] if shift == 0 else f"{row['id']}#shift{shift}"

@@ -16,14 +16,12 @@ fourth session); this reward tells the two apart. It is not part of the ToM-Synt
 from __future__ import annotations
 
 import json
-import re
 from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 from eval import answers
 from rl.completions import completion_text
 
-THINK = re.compile(r"<think>(.*?)</think>", re.S)
 _CACHE_STORIES = 256  # a step's completions come from a few stories, 8 generations each
 
 
@@ -68,12 +66,12 @@ def checked_derivation(text: str, gold: str, answer_type: str, meta: Any,
     story = m.get("story") if m else None
     if not isinstance(story, dict) or not isinstance(story.get("actions"), list) or "order" not in m:
         return None
-    think = THINK.search(text)
-    if not think or answers.outcome_reward(text, gold, answer_type) != 1.0:
+    think = answers.think_text(text)
+    if think is None or answers.outcome_reward(text, gold, answer_type) != 1.0:
         return 0.0
     try:
         replay = (replays or Replays()).get(story["actions"], max(1, int(m["order"])))
-        return float(check_trace(think.group(1).strip(), replay, m) == gold)
+        return float(check_trace(think, replay, m) == gold)
     except TraceError:
         return 0.0
     except (KeyError, TypeError, ValueError):

@@ -100,6 +100,14 @@ def tagged_answer(completion: str) -> tuple[str | None, str]:
     return (_unbox(distinct[0]) if len(distinct) == 1 else "\n".join(distinct)), TAGGED
 
 
+def think_text(completion: str) -> str | None:
+    """The reasoning of the first closed `<think>...</think>` block, stripped; None when the
+    completion has none (the trace reward checks this text as a derivation)."""
+    start = completion.find(_THINK_OPEN)
+    end = completion.find(_THINK_CLOSE, start + len(_THINK_OPEN)) if start >= 0 else -1
+    return completion[start + len(_THINK_OPEN):end].strip() if end >= 0 else None
+
+
 def _after_think(completion: str) -> str:
     close = completion.translate(_ASCII_LOWER).rfind(_THINK_CLOSE)
     return completion[close + len(_THINK_CLOSE):] if close >= 0 else completion

@@ -35,7 +35,7 @@ from eval.benchmarks._reading import untagged_reply
 from eval.benchmarks.base import (
     Benchmark, BenchmarkFormatError, Record, Row, accuracy_with_breakdowns, default_score, row_chance,
 )
-from eval.rows import make_row
+from eval.rows import make_row, meta as meta_of
 
 NAME = "emobench"
 LANGUAGES = ("en", "zh")
@@ -247,7 +247,7 @@ def _option_of(text: str | None, options: Sequence[str]) -> str | None:
 def score(row: Row, response: str) -> Record:
     """EA: the shared parser's verdict (an untagged JSON reply by its `answer`). EU: both
     letters must be the gold ones."""
-    m = json.loads(row["meta"])
+    m = meta_of(row)
     reply = untagged_reply(response)
     obj = json_answer(reply) if reply is not None else None
     if m["task"] != "EU":
@@ -283,7 +283,7 @@ def score(row: Row, response: str) -> Record:
 def chance_of(row: Row) -> float | None:
     """A uniform random answerer's chance on a row: an EU row needs both of its letters, so
     1/(emotion options x cause options); an EA row 1/options."""
-    m = json.loads(row["meta"])
+    m = meta_of(row)
     if m.get("task") == "EU":
         return 1 / (len(m["options"]["emotion"]) * len(m["options"]["cause"]))
     return row_chance(row)

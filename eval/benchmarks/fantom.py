@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import json
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -64,7 +63,7 @@ from eval.benchmarks._common import (
 )
 from eval.benchmarks._reading import untagged_reply
 from eval.benchmarks.base import Benchmark, Record, Row, default_score, row_chance
-from eval.rows import make_row
+from eval.rows import make_row, meta as meta_of
 
 NAME = "fantom"
 SEED = 0
@@ -271,7 +270,7 @@ def _untagged(row: Row, kind: str, reply: str, rec: Record) -> Record | None:
 
 
 def score(row: Row, response: str) -> Record:
-    meta = json.loads(row["meta"])
+    meta = meta_of(row)
     kind = meta["question_type"]
     reply = untagged_reply(response)
     if kind == "belief_dist":
@@ -313,7 +312,7 @@ def chance_of(row: Row) -> float | None:
     its characters (every aware one, no unaware one), so 1/2^characters; the free-text belief
     questions are judged between two answers, 1/2; fact questions (word F1) have none;
     multiple-choice and yes/no rows as every benchmark's."""
-    m = json.loads(row["meta"])
+    m = meta_of(row)
     kind = m["question_type"]
     if kind.endswith("_list"):
         return 1 / 2 ** (len(m["names"]) + len(m["other_names"]))

@@ -36,7 +36,6 @@ options: "B" reads as the second).
 """
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -56,7 +55,7 @@ from eval.benchmarks._common import (
 )
 from eval.benchmarks._reading import untagged_reply
 from eval.benchmarks.base import Benchmark, Record, Row, default_score, row_chance
-from eval.rows import make_row
+from eval.rows import make_row, meta as meta_of
 
 NAME = "opentom"
 # question file -> (genre, order); for fine locations the release's revised `_new` files win
@@ -249,7 +248,7 @@ def _perspective(question: str, mover: str, observer: str) -> str:
 def predicted_label(row: Row, extracted: str | None, correct: bool) -> str | None:
     """The class an answer names, decided by the shared parser: the gold class when it is
     correct, else the first other class it would be correct for, else None (unparsed)."""
-    meta = json.loads(row["meta"])
+    meta = meta_of(row)
     if meta["genre"] == "location_fine":
         return fine_answer_role(extracted or "", meta["places"]["initial"], meta["places"]["new"])
     if correct:
@@ -306,7 +305,7 @@ def score(row: Row, response: str) -> Record:
     """The shared parser's verdict and the class it names; a reply without answer tags is
     classified by the original's rule where that finds a class (`original_label`)."""
     rec = default_score(row, response)
-    meta = json.loads(row["meta"])
+    meta = meta_of(row)
     reply = untagged_reply(response)
     label = original_label(meta, reply, rec["read"] != "none") if reply is not None else None
     if label is None:
@@ -324,7 +323,7 @@ def chance_of(row: Row) -> float | None:
     """A uniform random answerer's chance on a row: a fine location is one of the story's two
     places (initial, new), 1/2; the other questions as every benchmark's (yes/no 1/2, the three
     multi-hop and attitude classes 1/3)."""
-    if json.loads(row["meta"])["genre"] == "location_fine":
+    if meta_of(row)["genre"] == "location_fine":
         return 0.5
     return row_chance(row)
 

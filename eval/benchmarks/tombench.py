@@ -21,7 +21,6 @@ category, and per raw ability string as the original keys its results (`by_origi
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter, defaultdict
@@ -42,7 +41,7 @@ from eval.benchmarks._common import (
 )
 from eval.benchmarks._reading import letter_marks, untagged_reply
 from eval.benchmarks.base import Benchmark, Record, Row, default_score
-from eval.rows import make_row
+from eval.rows import make_row, meta as meta_of
 
 NAME = "tombench"
 SEED = 0
@@ -167,7 +166,7 @@ def score(row: Row, response: str) -> Record:
     letter of the option chosen, or of the option shown as A when the reply names no single
     option."""
     rec = default_score(row, response)
-    meta = json.loads(row["meta"])
+    meta = meta_of(row)
     reply = untagged_reply(response)
     letter = original_letter(reply) if reply is not None else None
     if letter is not None:

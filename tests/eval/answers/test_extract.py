@@ -157,3 +157,16 @@ def test_untagged_replies_that_say_one_thing_or_nothing(reply, answer_type, cand
 
     got = read_answer(reply, answer_type, BOXES if answer_type == "choice" else (), candidates)
     assert got.answer == read
+
+
+@pytest.mark.parametrize("completion, expected", [
+    ("<think> Anne saw it. </think><answer>box</answer>", "Anne saw it."),
+    ("<think>first</think> <think>second</think><answer>a</answer>", "first"),
+    ("<think>never closed <answer>box</answer>", None),
+    ("<answer>box</answer>", None),
+    ("<think></think><answer>box</answer>", ""),
+])
+def test_think_text_is_the_first_closed_think_block(completion, expected):
+    from eval.answers import think_text
+
+    assert think_text(completion) == expected
