@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from demo_report import html  # noqa: E402  the Markdown-to-HTML writer of the demo report
+from report_html import html  # noqa: E402
 
 from eval.jsonl import InputError, read_jsonl  # noqa: E402
 from eval.paths import describe_error  # noqa: E402
