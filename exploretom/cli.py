@@ -132,7 +132,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
 def _progress(items: list, desc: str, quiet: bool):
     if quiet or len(items) < 50:
         return items
-    from tqdm import tqdm
+    from tqdm.auto import tqdm
 
     return tqdm(items, desc=desc, unit="story", file=sys.stderr)
 

@@ -241,7 +241,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     print(f"{len(settings)} settings x {cfg.stories_per_setting} stories x {len(cfg.methods)} "
           f"method(s); {len(todo)} to do in shard {args.shard} ({len(done)} already written)",
           file=sys.stderr)
-    from tqdm import tqdm
+    from tqdm.auto import tqdm
 
     failures = Failures()
     with Appender(args.output) as out:
