@@ -110,6 +110,36 @@ def summarise(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
                                       "verdict": "gain" if lo > 0 else "loss" if hi < 0 else "no change"}
         out["benchmarks"][name] = {"checkpoints": per, "paired": paired}
     out["goals"] = goals(out, ckpts)
+    out["caveats"] = caveats(out, ckpts)
+    return out
+
+
+ONE_POSITION = 0.95  # a model that picks one option position this often has a habit, not a choice
+UNREAD = 0.20  # a base whose replies are this often unreadable scores below what it knows
+
+
+def caveats(summary: dict[str, Any], ckpts: list[str]) -> dict[str, list[str]]:
+    """benchmark -> why a gain over the base may not be Theory of Mind: the trained model answers
+    one option position (over permuted orders that scores the chance level), or the base's
+    replies were often unreadable (scored wrong, so any readable answer gains)."""
+    out: dict[str, list[str]] = {}
+    for name, b in summary["benchmarks"].items():
+        per, notes, habits = b["checkpoints"], [], []
+        gained = [c for c in ckpts[1:]
+                  if b["paired"].get(f"{c}-{ckpts[0]}", {}).get("verdict") == "gain"]
+        for c in gained:
+            share = per[c].get("top_position_share")
+            if share is not None and share >= ONE_POSITION:
+                habits.append(f"{c} {per[c]['top_position']} {100 * share:.0f}%")
+        if habits:
+            notes.append(f"one option position ({', '.join(habits)}), a habit that scores about "
+                         f"the chance level ({_pct(per[gained[0]]['chance'])}) over the option orders")
+        unread = (per[ckpts[0]].get("read") or {}).get("unparsed")
+        if gained and unread is not None and unread >= UNREAD:
+            notes.append(f"the base's replies were unreadable on {100 * unread:.0f}% (scored "
+                         "wrong), so any readable answer gains")
+        if notes:
+            out[name] = notes
     return out
 
 
@@ -171,6 +201,9 @@ def markdown(s: dict[str, Any], facts: list[str]) -> str:
                          f"interval **{'met' if gain['met'] else 'not met'}**.")
     lines.append("- Benchmarks that fell beyond their interval: "
                  + (", ".join(display(n) for n in g["fell"]) if g["fell"] else "none") + ".")
+    if s.get("caveats"):
+        lines += ["", "Gains that need not be Theory of Mind:", ""]
+        lines += [f"- {display(n)}: " + "; ".join(notes) + "." for n, notes in s["caveats"].items()]
     lines += ["", "![accuracy per benchmark and checkpoint](transfer.png)", "",
               "## How the replies were read", "",
               "Share of replies read by their answer tags / by the fallback for untagged replies "
