@@ -140,7 +140,7 @@ def training_log(path: Path) -> list[dict[str, Any]]:
 
 
 def samples(out: Path, ckpt: str) -> dict[str, dict[str, Any]]:
-    path = out / "eval" / ckpt / "samples" / "eval.jsonl"
+    path = out / "eval" / ckpt / "samples" / "exploretom.jsonl"
     records = read_jsonl(path)
     bad = next((n for n, r in enumerate(records, 1) if not {"id", "correct"} <= r.keys()), None)
     if bad is not None:

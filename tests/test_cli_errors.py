@@ -235,7 +235,7 @@ def demo_samples(case: str):
         if case == "missing":
             return ["launch/demo_report.py", "--out", str(out)], [str(out)]
         for ckpt in ("base", "sft", "grpo"):
-            write_bad(out / "eval" / ckpt / "samples" / "eval.jsonl", case, "jsonl")
+            write_bad(out / "eval" / ckpt / "samples" / "exploretom.jsonl", case, "jsonl")
         return ["launch/demo_report.py", "--out", str(out)], [str(out / "eval" / "base")]
     return make
 

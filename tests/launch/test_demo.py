@@ -166,7 +166,7 @@ def _fake_run(out: Path, profile: str, correct: dict[str, list[bool]]) -> None:
     for ckpt, hits in correct.items():
         folder = out / "eval" / ckpt / "samples"
         folder.mkdir(parents=True)
-        with open(folder / "eval.jsonl", "w") as f:
+        with open(folder / "exploretom.jsonl", "w") as f:
             for i, hit in enumerate(hits):
                 # the last quarter: room questions of order 0, not false-belief
                 rec = (_record(i, hit) if i < 3 * len(hits) // 4 else
@@ -232,7 +232,7 @@ def test_report_counts_a_right_answer_as_derived_only_with_a_checked_trace(tmp_p
         rec = {**_record(0, True), "meta": {**meta, "story": {**meta["story"], "context": {}}},
                "gold": meta["answer"], "response": f"<think>{think}</think><answer>"
                                                    f"{meta['answer']}</answer>"}
-        (out / "eval" / ckpt / "samples" / "eval.jsonl").write_text(json.dumps(rec) + "\n")
+        (out / "eval" / ckpt / "samples" / "exploretom.jsonl").write_text(json.dumps(rec) + "\n")
     s = demo_report.build(out)
     assert s["groups"]["sft"]["all"]["accuracy"] == s["groups"]["grpo"]["all"]["accuracy"] == 1.0
     assert s["derived"]["sft"]["container_belief"]["derived"] == 1.0
