@@ -15,6 +15,18 @@ from eval.benchmarks import get_benchmark
 REAL_RUNS = Path(__file__).resolve().parents[3] / "runs" / "real"
 
 
+@pytest.fixture(scope="module")
+def sample(request):
+    """The shared sample of the test module's `BENCHMARK` (its default folder)."""
+    return request.module.BENCHMARK.default_path()
+
+
+@pytest.fixture(scope="module")
+def rows(request, sample):
+    """The rows the test module's `BENCHMARK` loads from its shared sample."""
+    return request.module.BENCHMARK.load_rows(sample)
+
+
 def _real_replies(name: str) -> list[tuple[dict, str]]:
     """(row, response) for every reply saved for benchmark `name` under runs/real/*/samples/
     whose row is in the benchmark's shared sample; skips the test when there are none."""

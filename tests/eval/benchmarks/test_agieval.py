@@ -11,16 +11,6 @@ from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_reco
 from eval.rows import meta, validate_row
 
 
-@pytest.fixture(scope="module")
-def sample():
-    return BENCHMARK.default_path()
-
-
-@pytest.fixture(scope="module")
-def rows(sample):
-    return BENCHMARK.load_rows(sample)
-
-
 def _records(rows, answer_of):
     assert len({json.dumps(r["prompt"]) for r in rows}) == len(rows)
     return scripted_records(BENCHMARK, rows, answer_of)

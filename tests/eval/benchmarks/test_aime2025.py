@@ -10,16 +10,6 @@ from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metr
 from eval.rows import meta
 
 
-@pytest.fixture(scope="module")
-def sample():
-    return BENCHMARK.default_path()
-
-
-@pytest.fixture(scope="module")
-def rows(sample):
-    return BENCHMARK.load_rows(sample)
-
-
 def _run(rows, answer_of):
     return scripted_metrics(BENCHMARK, rows, answer_of)
 

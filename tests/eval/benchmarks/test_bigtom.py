@@ -12,19 +12,9 @@ from eval.rows import SYSTEM_PROMPT, meta, user_text
 
 
 @pytest.fixture(scope="module")
-def sample():
-    return BENCHMARK.default_path()
-
-
-@pytest.fixture(scope="module")
 def scenarios(sample):
     with open(sample / "bigtom.csv", newline="") as f:
         return [r for r in csv.reader(f, delimiter=";") if r]
-
-
-@pytest.fixture(scope="module")
-def rows(sample):
-    return BENCHMARK.load_rows(sample)
 
 
 def run(rows, answer_of):

@@ -12,16 +12,6 @@ from eval.benchmarks.emobench import BENCHMARK, load
 from eval.rows import SYSTEM_PROMPT, meta
 
 
-@pytest.fixture(scope="module")
-def sample():
-    return BENCHMARK.default_path()
-
-
-@pytest.fixture(scope="module")
-def rows(sample):
-    return BENCHMARK.load_rows(sample)
-
-
 def _lines(path):
     return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 

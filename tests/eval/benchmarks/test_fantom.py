@@ -10,11 +10,6 @@ from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
 
 
 @pytest.fixture(scope="module")
-def sample():
-    return BENCHMARK.default_path()
-
-
-@pytest.fixture(scope="module")
 def sets(sample):
     return json.loads((sample / "fantom_v1.json").read_text())
 

@@ -15,19 +15,9 @@ from eval.rows import meta
 
 
 @pytest.fixture(scope="module")
-def sample():
-    return BENCHMARK.default_path()
-
-
-@pytest.fixture(scope="module")
 def records(sample):
     with (sample / "gpqa_diamond.csv").open(encoding="utf-8", newline="") as f:
         return list(csv.DictReader(f))
-
-
-@pytest.fixture(scope="module")
-def rows(sample):
-    return BENCHMARK.load_rows(sample)
 
 
 def _run(rows, answer_of):

@@ -15,18 +15,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.fixture(scope="module")
-def sample():
-    return BENCHMARK.default_path()
-
-
-@pytest.fixture(scope="module")
 def items(sample):
     return json.loads((sample / "Hi-ToM_data.json").read_text())["data"]
-
-
-@pytest.fixture(scope="module")
-def rows(sample):
-    return BENCHMARK.load_rows(sample)
 
 
 def run(rows, answer_of):

@@ -10,16 +10,6 @@ from eval.benchmarks.socialiqa import BENCHMARK, load, question_type
 from eval.rows import SYSTEM_PROMPT, meta
 
 
-@pytest.fixture(scope="module")
-def sample():
-    return BENCHMARK.default_path()
-
-
-@pytest.fixture(scope="module")
-def rows(sample):
-    return BENCHMARK.load_rows(sample)
-
-
 def _run(rows, answer_of):
     assert len({json.dumps(r["prompt"]) for r in rows}) == len(rows)
     return scripted_metrics(BENCHMARK, rows, answer_of)

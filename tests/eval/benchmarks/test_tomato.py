@@ -11,18 +11,8 @@ from eval.rows import SYSTEM_PROMPT, meta, user_text
 
 
 @pytest.fixture(scope="module")
-def sample():
-    return BENCHMARK.default_path()
-
-
-@pytest.fixture(scope="module")
 def items(sample):
     return json.loads((sample / "tomato_fb.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def rows(sample):
-    return BENCHMARK.load_rows(sample)
 
 
 def run(rows, answer_of):

@@ -11,11 +11,6 @@ from eval.rows import SYSTEM_PROMPT, meta, user_text
 
 
 @pytest.fixture(scope="module")
-def sample():
-    return BENCHMARK.default_path()
-
-
-@pytest.fixture(scope="module")
 def items(sample):
     return {
         (f.stem, n): json.loads(line)
@@ -23,11 +18,6 @@ def items(sample):
         for n, line in enumerate(f.read_text().splitlines(), 1)
         if line.strip()
     }
-
-
-@pytest.fixture(scope="module")
-def rows(sample):
-    return BENCHMARK.load_rows(sample)
 
 
 def records(rows, answer_of):

@@ -8,16 +8,6 @@ from eval.benchmarks.tomi import BENCHMARK, load, question_kind
 from eval.rows import SYSTEM_PROMPT, meta, user_text
 
 
-@pytest.fixture(scope="module")
-def sample():
-    return BENCHMARK.default_path()
-
-
-@pytest.fixture(scope="module")
-def rows(sample):
-    return BENCHMARK.load_rows(sample)
-
-
 def run(rows, answer_of):
     return scripted_metrics(BENCHMARK, rows, answer_of)
 
