@@ -123,8 +123,11 @@ def features():
 
 
 def meta(row: dict[str, Any]) -> dict[str, Any]:
-    """The decoded `meta` column of a row."""
-    return json.loads(row["meta"]) if row.get("meta") else {}
+    """The decoded `meta` column of a row (a sample record carries it decoded already)."""
+    m = row.get("meta")
+    if isinstance(m, dict):
+        return m
+    return json.loads(m) if m else {}
 
 
 def user_text(row: dict[str, Any]) -> str:

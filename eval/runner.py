@@ -322,8 +322,9 @@ def summarise(task: Task, run: BenchmarkRun, seconds: float) -> dict[str, Any]:
 ITEM_KEYS = ("item", "set_id")
 
 
-def _item_of(row: Row) -> str:
-    """The unit that --limit and --sample count: rows scored together stay together."""
+def item_of(row: Row) -> str:
+    """The item a row (or a sample record) belongs to: the unit that --limit and --sample count
+    and reports pair on; rows scored together stay together."""
     m = meta(row)
     return next((f"{k}={m[k]}" for k in ITEM_KEYS if m.get(k) is not None), row["id"])
 
@@ -338,7 +339,7 @@ def select_rows(rows: list[Row], *, limit: int | None = None, sample: int | None
     leaves whole tasks out. Returns the rows and a record of what was taken."""
     items: dict[str, list[Row]] = {}
     for row in rows:
-        items.setdefault(_item_of(row), []).append(row)
+        items.setdefault(item_of(row), []).append(row)
     keys = list(items)
     task_of = {k: str(meta(items[k][0]).get("task", "")) for k in keys}
     tasks = sorted(set(task_of.values()))

@@ -33,22 +33,17 @@ from eval.jsonl import InputError, read_jsonl  # noqa: E402
 from eval.paths import describe_error  # noqa: E402
 from eval.report import display  # noqa: E402
 from eval.results import load_results  # noqa: E402
+from eval.runner import item_of  # noqa: E402
 from eval.stats import paired_bootstrap, wilson  # noqa: E402
 
 CHECKPOINTS = ("base", "sft", "grpo")
 # The goal of the real-model recipe (issue 29): these gain >= 10 points beyond the interval
 GOAL_BENCHMARKS = ("tomi", "hitom")
 GOAL_POINTS = 10.0
-ITEM_KEYS = ("item", "set_id")  # rows scored together (eval.runner.ITEM_KEYS)
 
 
 class ReportError(RuntimeError):
     pass
-
-
-def item_of(line: dict[str, Any]) -> str:
-    meta = line.get("meta") or {}
-    return next((f"{k}={meta[k]}" for k in ITEM_KEYS if meta.get(k) is not None), line["id"])
 
 
 def load_checkpoint(folder: Path) -> dict[str, Any]:
