@@ -59,12 +59,13 @@ def consistent(reply: str, answer_type: str | None, choices: Sequence[str],
     and another option's text, or with a listing of the options; an opening label without a
     statement must not be followed by another option's text ("A. <the text of C>"), and an
     opening label and a statement must agree ("B. ... The answer is A." answers nothing)."""
+    statements = answer_statements(reply)
     if reader is None:  # open answers: the same value ("42", "42.0", "x = 42") is one answer
-        said = [s for s in answer_statements(reply) if normalize(s)]
+        said = [s for s in statements if normalize(s)]
         same = (lambda a, b: is_number(a, b, [])) if answer_type == "number" else (
             lambda a, b: normalize(a) == normalize(b))
         return all(same(a, said[-1]) for a in said)
-    stated = {read for s in answer_statements(reply) if (read := reader(s, choices, candidates))}
+    stated = {read for s in statements if (read := reader(s, choices, candidates))}
     if len(stated) > 1:
         return False
     if answer_type != "choice":
@@ -74,7 +75,7 @@ def consistent(reply: str, answer_type: str | None, choices: Sequence[str],
     if not stated:
         return not conflict
     if conflict:  # only a statement that gives the option's own text outweighs it
-        return any(gives_own_text(s, choices) for s in answer_statements(reply))
+        return any(gives_own_text(s, choices) for s in statements)
     return listing or label is None or label in stated
 
 
