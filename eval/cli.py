@@ -20,11 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-
 from eval.backends import BACKENDS
 from eval.cli_common import EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, parse_pairs
 from eval.paths import describe_error
-
 
 
 class CliError(ValueError):

@@ -7,11 +7,11 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from eval.cli_common import parse_shard
+from eval.jsonl import Appender, InputError, iter_lines, iter_records, resume
 from eval.paths import describe_error
 from exploretom.action_sets import ACTION_SETS, Conditions
-from eval.cli_common import parse_shard
 from exploretom.cli_args import UsageError, sample_one, story_id
-from eval.jsonl import Appender, InputError, iter_lines, iter_records, resume
 from exploretom.label import label_line, validate
 from exploretom.sampler import ConditionsUnreachable
 from exploretom.story import StoryFormatError

@@ -9,11 +9,11 @@ from typing import Any, Iterator, Sequence
 
 from eval.benchmarks._common import LETTERS
 from eval.benchmarks.exploretom import choice_prompt, user_prompt
+from eval.jsonl import InputError
 from eval.rows import features as row_features
 from eval.rows import make_row
 from exploretom.dataset_split import stable_hash
 from exploretom.dataset_stories import Item, StoryIn
-from eval.jsonl import InputError
 from exploretom.story import parse_story
 from exploretom.trace import StoryTracer
 

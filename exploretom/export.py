@@ -26,12 +26,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from eval.jsonl import InputError
 from exploretom.cli_args import PROPERTIES, orders_arg, properties_arg
 from exploretom.dataset_card import dataset_card, split_stats
 from exploretom.dataset_rows import add_reasoning, build_dataset, distractor_pools
 from exploretom.dataset_split import SPLITS, assign_splits, cap_per_story, select, stable_hash
 from exploretom.dataset_stories import Item, read_stories
-from eval.jsonl import InputError
 
 STATS_FILE = "export_stats.json"
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from eval.benchmarks.base import mean
+from eval.jsonl import InputError, iter_records
 from exploretom.action_sets import ACTION_SETS
 from exploretom.cli_args import orders_arg
-from eval.jsonl import InputError, iter_records
 
 ASTAR, BASELINE = "astar", "baseline"
 METHOD_NAMES = {ASTAR: "A*", BASELINE: "baseline (overgenerate and filter)"}

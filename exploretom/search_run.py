@@ -22,11 +22,11 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_val
 
 from eval import config_file
 from eval.backends import BACKENDS
-from eval.config_file import ConfigError
-from exploretom.action_sets import ACTION_SETS, Conditions
 from eval.cli_common import EXIT_INCOMPLETE, parse_pairs, parse_shard
-from eval.stats import bootstrap_mean
+from eval.config_file import ConfigError
 from eval.jsonl import Appender, InputError, iter_records, resume
+from eval.stats import bootstrap_mean
+from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.label import story_text
 from exploretom.lexicon import LEXICON_PATH, Context, sample_context
 from exploretom.reasoners import REASONERS

@@ -14,7 +14,6 @@ from tomsynth.config import Config, ConfigError, load_config
 from tomsynth.store import LogBusy
 
 
-
 def _config(args: argparse.Namespace) -> Config:
     overrides = {"out_dir": args.out_dir} if getattr(args, "out_dir", None) else {}
     return _load(args.config, overrides)

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Iterable
 
 from eval.backends.base import Completion
+from eval.jsonl import write_json
 from tomsynth.config import Config
 from tomsynth.prompts import synthesis_messages
-from eval.jsonl import write_json
 from tomsynth.store import AppendLog, read_records
 from tomsynth.units import Unit, select, units
 

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from eval.backends.base import Completion
+from eval.jsonl import write_json, write_jsonl
 from tomsynth.config import Config
 from tomsynth.generate import raw_records
 from tomsynth.items import Item, Rejected, balance, check_reply, length_bias, letter_distribution, parse_verdict
 from tomsynth.prompts import verification_messages
-from eval.jsonl import write_json, write_jsonl
 from tomsynth.store import AppendLog, read_records
 from tomsynth.units import unit_by_id
 

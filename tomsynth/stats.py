@@ -11,10 +11,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from eval.jsonl import write_json
 from eval.rows import meta
 from tomsynth.build import NAMES, distributions
 from tomsynth.config import Config
-from eval.jsonl import write_json
 
 COLLECTIONS_OF = {NAMES["main"]: ("main",), NAMES["contrast"]: ("contrast",),
                   NAMES["merged"]: ("main", "contrast")}

@@ -89,5 +89,3 @@ def _cut_torn_tail(path: Path) -> None:
                 return
             pos = start
         f.truncate(0)
-
-

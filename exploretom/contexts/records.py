@@ -6,8 +6,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from exploretom.contexts.validation import context_problems
 from eval.jsonl import InputError, read_jsonl
+from exploretom.contexts.validation import context_problems
 from exploretom.lexicon import Context, StateUpdate
 
 

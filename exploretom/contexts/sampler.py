@@ -22,8 +22,8 @@ from exploretom.contexts.pools import Pools
 from exploretom.contexts.prompts import context_prompt, judge_update_prompt, updates_prompt
 from exploretom.contexts.replies import (ContextReply, UpdateReply, UpdateVerdict, build_record,
                                          judge_rejection, normalise_update)
-from exploretom.contexts.validation import context_problems, update_problems
 from eval.jsonl import Appender, resume
+from exploretom.contexts.validation import context_problems, update_problems
 from exploretom.llm_json import (ReplyError, completion_text, describe_validation_error, one_line,
                                  parse_json_reply, parse_model)
 

@@ -8,10 +8,10 @@ import json
 import sys
 from typing import Callable, Iterator
 
+from eval.cli_common import EXIT_INCOMPLETE
+from eval.jsonl import Appender, InputError, iter_lines, resume
 from exploretom.infill.infiller import Infiller, InfillStats
 from exploretom.infill.jobs import StoryJob, prepare
-from eval.jsonl import Appender, InputError, iter_lines, resume
-from eval.cli_common import EXIT_INCOMPLETE
 from exploretom.llm_backend import add_backend_arguments
 from exploretom.llm_command import generation_configs, message_log, opened_backends
 from exploretom.story import StoryFormatError
