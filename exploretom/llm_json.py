@@ -4,7 +4,8 @@ Models wrap JSON in prose or code fences, leave trailing commas, answer with a n
 instead of the array asked for, or send nothing at all; a hostile or broken server can send a
 megabyte of text or JSON nested deeper than the parser can follow. Every such reply becomes a
 `ReplyError` whose `reason` is a short slug (`empty`, `too_long`, `no_json`, `bad_json`,
-`wrong_type`, `schema`, `request_failed`) so callers can count failures by kind and go on.
+`wrong_type`, `schema`, and `eval.replies`' `request_failed`, `truncated`, `refused`) so callers
+can count failures by kind and go on.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from eval.backends.base import Completion
+from eval.replies import problem
 
 MAX_REPLY_CHARS = 100_000  # far above any real answer here; beyond it the reply is garbage
 MAX_SCAN_STARTS = 64  # candidate '{' / '[' positions tried when the reply is not pure JSON
@@ -47,11 +49,16 @@ def one_line(text: str) -> str:
 
 
 def completion_text(completion: Completion, index: int = 0) -> str:
-    """The `index`-th text of a completion; ReplyError if the request failed or has none."""
-    if not completion.ok:
-        raise ReplyError("request_failed", str(completion.error)[:300])
-    if index >= len(completion.texts):
-        raise ReplyError("empty", "the completion has no text")
+    """The `index`-th text of a completion; ReplyError if the request failed, or the text is
+    empty, cut off at the token limit or a refusal (`eval.replies`)."""
+    found = problem(completion, index)
+    if found == "request_failed":
+        raise ReplyError(found, str(completion.error)[:300])
+    if found:
+        detail = {"empty": "the completion has no text",
+                  "truncated": f"cut off at the token limit after {completion.completion_tokens} tokens",
+                  "refused": one_line(completion.texts[index])[:120]}[found]
+        raise ReplyError(found, detail)
     return completion.texts[index]
 
 

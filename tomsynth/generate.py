@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from eval.backends.base import Completion
 from eval.jsonl import write_json
+from eval.replies import text_problem
 from tomsynth.config import Config
 from tomsynth.prompts import synthesis_messages
 from tomsynth.store import AppendLog, read_records
@@ -64,6 +66,9 @@ class GenerateSummary:
     succeeded: int
     failed: int
     usage: dict
+    # replies that came back but will not pass the filter's first check (eval.replies): cut off,
+    # refused or empty; they are kept in the raw log, so the filter can say so
+    problems: Counter = field(default_factory=Counter)
 
     @property
     def complete(self) -> bool:
@@ -81,6 +86,7 @@ def run(cfg: Config, *, shard: tuple[int, int] = (0, 1), limit_units: int | None
     gen = cfg.generator.generation()
     log = AppendLog(raw_dir(cfg) / f"shard-{i:03d}-of-{n:03d}.jsonl")
     ok = failed = 0
+    problems: Counter = Counter()
 
     def on_result(idx: int, c: Completion) -> None:
         nonlocal ok, failed
@@ -88,6 +94,7 @@ def run(cfg: Config, *, shard: tuple[int, int] = (0, 1), limit_units: int | None
         log.append({
             "entry_id": r.entry_id, "unit": r.unit.id, "collection": r.unit.collection, "k": r.k,
             "ok": c.ok, "text": c.text if c.ok else None, "error": c.error,
+            "finish_reason": c.finish_reason(),
             "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
             "cached": c.cached, "backend": backend.name, "model": backend.model,
             "names": r.unit.names_for(r.k),
@@ -95,6 +102,9 @@ def run(cfg: Config, *, shard: tuple[int, int] = (0, 1), limit_units: int | None
         })
         if c.ok:
             ok += 1
+            found = text_problem(c.text, c.finish_reason())
+            if found:
+                problems[found] += 1
         else:
             failed += 1
 
@@ -107,7 +117,8 @@ def run(cfg: Config, *, shard: tuple[int, int] = (0, 1), limit_units: int | None
         backend.close()
     usage = backend.usage_summary()
     summary = GenerateSummary(requested=len(mine), already_done=len(mine) - len(todo),
-                              attempted=len(todo), succeeded=ok, failed=failed, usage=usage)
+                              attempted=len(todo), succeeded=ok, failed=failed, usage=usage,
+                              problems=problems)
     if todo:
         write_json(cfg.out_dir / "reports" / "usage" / f"generate-{time.time_ns()}-shard-{i}-of-{n}.json",
                    {"role": "generator", "backend": backend.describe(), "shard": f"{i}/{n}",

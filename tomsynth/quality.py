@@ -17,6 +17,7 @@ from typing import Any
 
 from eval.backends.base import Completion
 from eval.jsonl import write_json, write_jsonl
+from eval.replies import text_problem
 from tomsynth.config import Config
 from tomsynth.generate import raw_records
 from tomsynth.items import Item, Rejected, balance, check_reply, length_bias, letter_distribution, parse_verdict
@@ -64,6 +65,10 @@ def stage1(cfg: Config) -> tuple[dict[str, list[Item]], dict[str, dict[str, Any]
         if unit.collection not in cfg.collections:
             continue
         try:
+            # a cut-off or refused reply is dropped before it is read (eval.replies)
+            found = text_problem(r["text"], str(r.get("finish_reason") or ""))
+            if found:
+                raise Rejected(found)
             item = check_reply(r["text"], unit, int(r["k"]), cfg.filter)
         except Rejected as e:
             reasons[unit.collection][e.reason] += 1
@@ -114,7 +119,10 @@ def stage3(cfg: Config, items: list[Item], progress: bool = True) -> tuple[dict[
                       "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
                       "cached": c.cached, "reply": c.text[:4000] if c.ok else None}
             if c.ok:
-                record.update(parse_verdict(c.text))
+                found = text_problem(c.text, c.finish_reason())
+                # a cut-off or refused verdict is no verdict: it drops the item, as UNPARSEABLE does
+                record.update({"judgment": found.upper(), "correct_answer": None, "reason": found}
+                              if found else parse_verdict(c.text))
                 known[(it.entry_id, record["item_hash"])] = record
             log.append(record)
 

@@ -13,7 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from eval.backends.base import Conversation, GenerationConfig
-from eval.backends.http_common import BadResponse, HTTPBackend, HTTPOptions, as_int, text_of
+from eval.backends.http_common import BadResponse, HTTPBackend, HTTPOptions, Reply, as_int, text_of
+
+
+# Anthropic's stop reasons in OpenAI's words (Completion.finish_reasons)
+STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "refusal": "refusal"}
 
 
 class AnthropicOptions(HTTPOptions):
@@ -57,7 +61,7 @@ class AnthropicBackend(HTTPBackend):
             payload["stop_sequences"] = list(config.stop)
         return payload
 
-    def _parse(self, data: Any, n: int) -> tuple[list[str], int, int]:
+    def _parse(self, data: Any, n: int) -> Reply:
         if not isinstance(data, dict):
             raise BadResponse("body is not an object")
         blocks = data.get("content")
@@ -69,4 +73,6 @@ class AnthropicBackend(HTTPBackend):
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         prompt_tokens = (as_int(usage.get("input_tokens")) + as_int(usage.get("cache_read_input_tokens"))
                          + as_int(usage.get("cache_creation_input_tokens")))
-        return ["".join(texts)], prompt_tokens, as_int(usage.get("output_tokens"))
+        stop = data.get("stop_reason")
+        return Reply(["".join(texts)], prompt_tokens, as_int(usage.get("output_tokens")),
+                     [STOP_REASONS.get(stop, "") if isinstance(stop, str) else ""])

@@ -46,13 +46,19 @@ class GenerationConfig:
 
 @dataclass
 class Completion:
-    """The answer to one prompt: `n` texts, token usage, and an error when it failed for good."""
+    """The answer to one prompt: `n` texts, token usage, and an error when it failed for good.
+
+    `finish_reasons` says, text by text, why generation stopped, in OpenAI's words: "stop" (the
+    model ended), "length" (cut off at `max_new_tokens`), "content_filter" or "refusal" (the
+    provider withheld or the model declined), "" where the backend did not say (an old cache
+    entry). A cut-off reply is never whole data, however well it parses."""
 
     texts: list[str] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False
     error: str | None = None
+    finish_reasons: list[str] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -61,6 +67,13 @@ class Completion:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def finish_reason(self, index: int = 0) -> str:
+        return self.finish_reasons[index] if index < len(self.finish_reasons) else ""
+
+    def truncated(self, index: int = 0) -> bool:
+        """Whether text `index` was cut off by the token limit."""
+        return self.finish_reason(index) == "length"
 
 
 class Backend(abc.ABC):

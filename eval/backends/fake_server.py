@@ -385,21 +385,40 @@ def _error(kind: str, etype: str, message: str) -> bytes:
     return _json({"error": {"type": etype, "message": message, "code": None}})
 
 
+def _cut(text: str, limit: Any) -> tuple[str, bool]:
+    """A reply cut at the request's token limit (a word is a token here), as a server cuts it."""
+    words = text.split(" ")
+    if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit < _words(text):
+        kept, seen = [], 0
+        for w in words:
+            seen += bool(w.split())
+            if seen > limit:
+                break
+            kept.append(w)
+        return " ".join(kept), True
+    return text, False
+
+
 def _completion(kind: str, data: dict[str, Any], texts: list[str]) -> bytes:
     prompt_tokens = sum(_words(str(m.get("content", ""))) for m in data.get("messages", [])
                         if isinstance(m, dict)) + _words(str(data.get("system", "")))
+    limit = data.get("max_tokens", data.get("max_completion_tokens"))
+    cut = [_cut(t, limit) for t in texts]
+    texts = [t for t, _ in cut]
     out_tokens = sum(_words(t) for t in texts)
     if kind == "anthropic":
         return _json({
             "id": "msg_fake", "type": "message", "role": "assistant", "model": data.get("model", ""),
-            "content": [{"type": "text", "text": texts[0]}], "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": texts[0]}],
+            "stop_reason": "max_tokens" if cut[0][1] else "end_turn",
             "stop_sequence": None, "usage": {"input_tokens": prompt_tokens, "output_tokens": out_tokens},
         })
     return _json({
         "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
         "model": data.get("model", ""),
-        "choices": [{"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
-                    for i, t in enumerate(texts)],
+        "choices": [{"index": i, "message": {"role": "assistant", "content": t},
+                     "finish_reason": "length" if was_cut else "stop"}
+                    for i, (t, was_cut) in enumerate(cut)],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": out_tokens,
                   "total_tokens": prompt_tokens + out_tokens},
     })

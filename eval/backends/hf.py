@@ -251,16 +251,20 @@ class HFBackend(Backend):
             new_tokens = self._generate_rows(inputs, gen_config)
         per_prompt = gen_config.num_return_sequences
         for k, i in enumerate(batch):
-            texts, used = [], 0
+            texts, reasons, used = [], [], 0
             for row in new_tokens[k * per_prompt : (k + 1) * per_prompt]:
-                row = _until_eos(row, eos_ids, self.tokenizer.pad_token_id)
+                row, ended = _until_eos(row, eos_ids, self.tokenizer.pad_token_id)
                 used += len(row)
-                texts.append(_cut_at_stop(self.tokenizer.decode(row, skip_special_tokens=True),
-                                          config.stop))
+                text = self.tokenizer.decode(row, skip_special_tokens=True)
+                cut = _cut_at_stop(text, config.stop)
+                texts.append(cut)
+                # a row that met neither eos nor a stop string ran to max_new_tokens
+                reasons.append("stop" if ended or cut != text else "length")
             if len(texts) < config.n:  # greedy: n identical samples, generated once
-                texts = texts * config.n
+                texts, reasons = texts * config.n, reasons * config.n
                 used *= config.n
-            yield i, Completion(texts=texts, prompt_tokens=len(encoded[i]), completion_tokens=used)
+            yield i, Completion(texts=texts, prompt_tokens=len(encoded[i]), completion_tokens=used,
+                                finish_reasons=reasons)
 
     def _generate_rows(self, inputs, gen_config) -> list[list[int]]:
         import torch
@@ -271,13 +275,14 @@ class HFBackend(Backend):
         return output[:, inputs["input_ids"].shape[1]:].tolist()
 
 
-def _until_eos(tokens: list[int], eos_ids: set[int], pad_id: int | None) -> list[int]:
+def _until_eos(tokens: list[int], eos_ids: set[int], pad_id: int | None) -> tuple[list[int], bool]:
+    """The tokens before the first eos, and whether there was one."""
     for j, t in enumerate(tokens):
         if t in eos_ids:
-            return tokens[:j]
+            return tokens[:j], True
     while tokens and tokens[-1] == pad_id:
         tokens = tokens[:-1]
-    return tokens
+    return tokens, False
 
 
 def _cut_at_stop(text: str, stop: Sequence[str]) -> str:

@@ -97,6 +97,16 @@ class PermanentError(Exception):
     """Not worth retrying (bad request, authentication, unknown model)."""
 
 
+@dataclass
+class Reply:
+    """One successful call: its texts, token usage and why each text ended (Completion's words)."""
+
+    texts: list[str]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reasons: list[str] = field(default_factory=list)
+
+
 class BadResponse(ValueError):
     """A 200 whose body is not the expected shape; raised by the subclasses' parsers."""
 
@@ -206,9 +216,8 @@ class HTTPBackend(Backend):
     def _payload(self, messages: Conversation, config: GenerationConfig, n: int) -> dict[str, Any]:
         raise NotImplementedError
 
-    def _parse(self, data: Any, n: int) -> tuple[list[str], int, int]:
-        """(texts, prompt_tokens, completion_tokens) from a decoded 200 body; BadResponse if the
-        body is not the expected shape."""
+    def _parse(self, data: Any, n: int) -> Reply:
+        """The Reply in a decoded 200 body; BadResponse if the body is not the expected shape."""
         raise NotImplementedError
 
     def _calls_per_prompt(self, config: GenerationConfig) -> tuple[int, int]:
@@ -306,7 +315,8 @@ class HTTPBackend(Backend):
                 self.usage.errors += 1
             if c.ok and not c.cached and self.cache is not None:
                 self.cache.put(keys[i], {"texts": c.texts, "prompt_tokens": c.prompt_tokens,
-                                         "completion_tokens": c.completion_tokens},
+                                         "completion_tokens": c.completion_tokens,
+                                         "finish_reasons": c.finish_reasons},
                                kind=self.name, model=self.model)
             bar.update(1)
             if progress and (self.usage.errors or self.usage.cached):
@@ -332,7 +342,7 @@ class HTTPBackend(Backend):
             return
         calls, per_call = self._calls_per_prompt(config)
         jobs = ((i, j) for i in range(len(prompts)) for j in range(calls))
-        parts: dict[int, list[tuple[list[str], int, int] | str]] = {}
+        parts: dict[int, list[Reply | str]] = {}
         hits: set[int] = set()
         n_workers = min(self.options.concurrency, len(prompts) * calls)
         timeout = aiohttp.ClientTimeout(total=self.options.timeout_s, connect=min(10.0, self.options.timeout_s))
@@ -351,7 +361,8 @@ class HTTPBackend(Backend):
                 return False
             hits.add(i)
             finish(i, Completion(texts=list(hit["texts"]), prompt_tokens=hit.get("prompt_tokens", 0),
-                                 completion_tokens=hit.get("completion_tokens", 0), cached=True))
+                                 completion_tokens=hit.get("completion_tokens", 0), cached=True,
+                                 finish_reasons=list(hit.get("finish_reasons", []))))
             return True
 
         async def worker() -> None:
@@ -359,7 +370,7 @@ class HTTPBackend(Backend):
                 if i in hits or (j == 0 and self.cache is not None and cached(i)):
                     continue
                 try:
-                    part: tuple[list[str], int, int] | str = await self._call(session, prompts[i], config, per_call)
+                    part: Reply | str = await self._call(session, prompts[i], config, per_call)
                 except PermanentError as e:
                     part = self._redact(str(e))
                 parts.setdefault(i, []).append(part)
@@ -379,20 +390,21 @@ class HTTPBackend(Backend):
             await session.close()
 
     # -- one prompt --------------------------------------------------------------------------------
-    def _assemble(self, parts: list[tuple[list[str], int, int] | str]) -> Completion:
+    def _assemble(self, parts: list[Reply | str]) -> Completion:
         errors = [p for p in parts if isinstance(p, str)]
         if errors:
             return Completion(error=errors[0])
-        texts: list[str] = []
-        prompt_tokens = completion_tokens = 0
-        for t, p, c in parts:  # type: ignore[misc]
-            texts += t
-            prompt_tokens += p
-            completion_tokens += c
-        return Completion(texts=texts, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        out = Completion()
+        for r in parts:
+            assert isinstance(r, Reply)
+            out.texts += r.texts
+            out.prompt_tokens += r.prompt_tokens
+            out.completion_tokens += r.completion_tokens
+            out.finish_reasons += r.finish_reasons or [""] * len(r.texts)
+        return out
 
     async def _call(self, session: aiohttp.ClientSession, messages: Conversation, config: GenerationConfig,
-                    n: int) -> tuple[list[str], int, int] | str:
+                    n: int) -> Reply | str:
         """One API call with retries: the parsed result, or the final error as a string."""
         payload = self._payload(messages, config, n)
         if self.options.extra_body:
@@ -416,7 +428,7 @@ class HTTPBackend(Backend):
         cap = min(self.options.backoff_max_s, self.options.backoff_base_s * 2 ** (attempt - 1))
         return cap / 2 + self._rng.uniform(0, cap / 2)  # jitter de-synchronises the workers
 
-    async def _attempt(self, session: aiohttp.ClientSession, body: bytes, n: int) -> tuple[list[str], int, int]:
+    async def _attempt(self, session: aiohttp.ClientSession, body: bytes, n: int) -> Reply:
         self.usage.http_calls += 1
         try:
             async with session.post(self._endpoint, data=body) as response:
@@ -433,10 +445,11 @@ class HTTPBackend(Backend):
             except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
                 raise TransientError("bad_response", "response body is not valid JSON") from None
             try:
-                texts, prompt_tokens, completion_tokens = self._parse(data, n)
+                reply = self._parse(data, n)
             except BadResponse as e:
                 raise TransientError("bad_response", f"unexpected response shape ({e})") from None
-            return [self._redact(t) for t in texts], prompt_tokens, completion_tokens
+            reply.texts = [self._redact(t) for t in reply.texts]
+            return reply
 
         try:
             message = self._error_message(json.loads(body))

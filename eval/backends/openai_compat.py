@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from eval.backends.base import Conversation, GenerationConfig
-from eval.backends.http_common import BadResponse, HTTPBackend, HTTPOptions, as_int, text_of
+from eval.backends.http_common import BadResponse, HTTPBackend, HTTPOptions, Reply, as_int, text_of
 
 
 class OpenAIOptions(HTTPOptions):
@@ -61,20 +61,28 @@ class OpenAIBackend(HTTPBackend):
             payload["seed"] = config.seed
         return payload
 
-    def _parse(self, data: Any, n: int) -> tuple[list[str], int, int]:
+    def _parse(self, data: Any, n: int) -> Reply:
         if not isinstance(data, dict):
             raise BadResponse("body is not an object")
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
             raise BadResponse("no choices")
-        texts = []
+        texts, reasons = [], []
         for choice in sorted(choices, key=lambda c: as_int(c.get("index")) if isinstance(c, dict) else 0):
             message = choice.get("message") if isinstance(choice, dict) else None
             content = message.get("content") if isinstance(message, dict) else None
+            refusal = message.get("refusal") if isinstance(message, dict) else None
+            if isinstance(refusal, str) and refusal:  # OpenAI's structured refusal
+                texts.append(refusal if content is None else str(content))
+                reasons.append("refusal")
+                continue
             if not isinstance(content, str):
                 raise BadResponse("a choice has no text content")
             texts.append(content)
+            reason = choice.get("finish_reason")
+            reasons.append(reason if isinstance(reason, str) else "")
         if len(texts) != n:
             raise BadResponse(f"asked for {n} choices, got {len(texts)}")
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        return texts, as_int(usage.get("prompt_tokens")), as_int(usage.get("completion_tokens"))
+        return Reply(texts, as_int(usage.get("prompt_tokens")), as_int(usage.get("completion_tokens")),
+                     reasons)

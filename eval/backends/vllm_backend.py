@@ -111,6 +111,7 @@ class VLLMBackend(Backend):
                         texts=[o.text for o in out.outputs],
                         prompt_tokens=len(out.prompt_token_ids or ()),
                         completion_tokens=sum(len(o.token_ids) for o in out.outputs),
+                        finish_reasons=[o.finish_reason or "" for o in out.outputs],
                     )
                 results.append(completion)
                 if on_result:

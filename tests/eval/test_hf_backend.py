@@ -133,7 +133,8 @@ def test_vllm_backend_maps_settings_and_reports_per_chunk(monkeypatch):
             calls.append((len(messages), params.kw))
             out = types.SimpleNamespace
             return [out(prompt_token_ids=[1, 2, 3],
-                        outputs=[out(text=f"{conv[-1]['content']}#{k}", token_ids=[7, 8])
+                        outputs=[out(text=f"{conv[-1]['content']}#{k}", token_ids=[7, 8],
+                                            finish_reason="length" if k else "stop")
                                  for k in range(params.kw["n"])]) for conv in messages]
 
     fake = types.ModuleType("vllm")
@@ -149,6 +150,7 @@ def test_vllm_backend_maps_settings_and_reports_per_chunk(monkeypatch):
     assert calls[0][1] == {"n": 2, "temperature": 0.7, "top_p": 0.9, "top_k": -1, "max_tokens": 9,
                            "stop": ["</answer>"], "seed": 5}
     assert out[3].texts == ["q3#0", "q3#1"] and out[3].completion_tokens == 4
+    assert out[3].finish_reasons == ["stop", "length"] and out[3].truncated(1)
     greedy = backend.sampling_params(GenerationConfig()).kw
     assert greedy["temperature"] == 0.0 and greedy["seed"] is None and greedy["stop"] is None
     assert backend.describe()["vllm"] == "0.33.0"

@@ -26,7 +26,7 @@ FAKE_KEY = "sk-test-DO-NOT-LEAK-7f3a9c2e51b84d06"
 
 # defect kind -> the stage-1 reason it must produce (None: repaired and kept)
 DEFECTS: dict[str, str | None] = {
-    "prose": "not_json",
+    "prose": "refused",  # "I'm sorry, but I can't write that item."
     "truncated": "not_json",
     "deep_nesting": "not_json",
     "not_object": "not_an_object",

@@ -30,6 +30,6 @@ def test_offline_walkthrough_builds_a_dataset(tmp_path, capsys):
         assert main(["filter", "-c", str(path), "--quiet"]) == 0
         assert main(["build", "-c", str(path)]) == 0
     printed = capsys.readouterr().out
-    assert "main: 32 generated -> stage 1 kept 32 (dropped 0) -> stage 3 kept 32 (dropped 0, pending 0)" in printed
+    assert "main: 32 generated -> stage 1 kept 32 (100.0%) -> stage 3 kept 32 of 32 judged (100.0%) [PASS=32], pending 0" in printed
     rows = load_from_disk(str(tmp_path / "run" / "datasets" / "ToM-Synth-27K"))["train"]
     assert len(rows) == 32 and set(rows["answer"]) <= set("ABCD")
