@@ -20,7 +20,8 @@ def parse_pairs(values: Sequence[str] | None, flag: str, yaml_values: bool = Tru
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"{flag} expects KEY=VALUE, got {item!r}")
-        if not yaml_values:
+        if not yaml_values or not value.strip():
+            # `api_key_env=` means the empty string (send no key), not YAML's null
             out[key.strip()] = value
             continue
         try:
