@@ -14,8 +14,9 @@ import json
 import random
 import sys
 import time
-from pathlib import Path
+from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, Iterator, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
@@ -105,9 +106,9 @@ class BackendTargetSpec(BaseModel):
     @field_validator("kind")
     @classmethod
     def _known(cls, kind: str) -> str:
-        if kind not in BACKENDS:
+        if kind not in BACKENDS and kind != "served":
             raise ValueError(f"unknown kind {kind!r}; choose one of: reasoner, noisy, "
-                             f"{', '.join(BACKENDS)}")
+                             f"{', '.join(BACKENDS)}, served")
         return kind
 
 
@@ -235,7 +236,6 @@ def cmd_search(args: argparse.Namespace) -> int:
     done = resume(args.output)
     todo = [j for k, j in enumerate(jobs(cfg, settings)) if k % shard_n == shard_i
             and j[3] not in done]
-    target = make_target(cfg.target.model_dump())
     search_cfg = cfg.search
     lexicon = _lexicon(args.config, cfg)
     print(f"{len(settings)} settings x {cfg.stories_per_setting} stories x {len(cfg.methods)} "
@@ -244,15 +244,25 @@ def cmd_search(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     failures = Failures()
-    with Appender(args.output) as out:
+    reads: Counter = Counter()
+    with make_target(cfg.target.model_dump()) as target, Appender(args.output) as out:
         for method, cond, j, sid in tqdm(todo, desc="search", unit="story", file=sys.stderr,
                                          disable=args.quiet):
             try:
-                out.write(run_one(method, cond, target, search_cfg, cfg.seed, j, sid, lexicon))
+                rec = run_one(method, cond, target, search_cfg, cfg.seed, j, sid, lexicon)
+                out.write(rec)
+                reads.update(q.get("read", "?") for q in rec.get("questions", ()))
                 failures.ok()
             except TargetError as e:
                 if failures.add(sid, e):
                     break
+        if reads:
+            # an unreadable answer is scored wrong: its share says how much of "hard" is that
+            n = sum(reads.values())
+            print(f"answers in the written stories: {n}; read by tag {reads['tag']}, by fallback "
+                  f"{reads['fallback']}, unreadable {reads['none']} ({100 * reads['none'] / n:.1f}%)",
+                  file=sys.stderr)
+        _print_ended(target)
     return failures.report("stories", len(todo))
 
 
@@ -443,7 +453,8 @@ def bench_record(method, cond, context, target, cfg, seed, unit: Unit, j: int, n
 
 def bench_options(args: argparse.Namespace, cfg: SearchConfig) -> dict[str, Any]:
     """What a bench output file was written with: a resumed run must match it."""
-    return {"target": args.target, "settings": args.settings, "stories": args.stories,
+    return {"target": args.target, "target_prompt": args.target_prompt, "settings": args.settings,
+            "stories": args.stories,
             "seed": args.seed, "world": args.world,
             "search": {k: list(v) if isinstance(v, tuple) else v
                        for k, v in dataclasses.asdict(cfg).items()}}
@@ -465,7 +476,6 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
         run = load_config(args.world)
         lexicon, grid = _lexicon(args.world, run), run.grid
     chosen = bench_settings(args.settings, args.seed, grid)
-    target = make_target(parse_target(args.target, args.seed))
     options = bench_options(args, cfg)
     done: dict[str, dict[str, Any]] = {}
     written: set = set()
@@ -480,6 +490,13 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
         resume(units_path(args.output))
         done = read_units(units_path(args.output), options)
     seeds = [args.seed + i for i in range(args.seeds)]
+    with make_target(parse_target(args.target, args.seed, prompt=args.target_prompt)) as target:
+        return _bench(args, cfg, chosen, seeds, target, options, done, written, lexicon)
+
+
+def _bench(args: argparse.Namespace, cfg: SearchConfig, chosen: list[Conditions], seeds: list[int],
+           target: Target, options: dict[str, Any], done: dict[str, dict[str, Any]], written: set,
+           lexicon: dict[str, Any] | None) -> int:
     units: list[Unit] = []
     failures = Failures()
     start = time.perf_counter()
@@ -537,7 +554,16 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
     unread = {m: [u.unparsed[m] for u in units if m in u.unparsed] for m in BENCH_METHODS}
     if any(unread.values()):
         print("unparsed " + " ".join(f"{m}={sum(v) / len(v):.4f}" for m, v in unread.items() if v))
+    _print_ended(target)
     return 0
+
+
+def _print_ended(target: Target) -> None:
+    """How many of a model target's answers were cut off or refused (to stderr)."""
+    ended = getattr(target, "ended", None)
+    if ended:
+        print(f"target answers: {target.answers}, of which " + ", ".join(
+            f"{v} {k}" for k, v in ended.most_common()) + " (read as they are)", file=sys.stderr)
 
 
 def read_units(path: Path, options: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -566,6 +592,9 @@ def add_search_arguments(p: argparse.ArgumentParser) -> None:
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", "--reasoner", dest="target", default="world",
                    help=f"who answers: {TARGET_FORMS} (default: world)")
+    p.add_argument("--target-prompt", choices=PROMPTS, default="row",
+                   help="how a local model target is asked: row (the prompt the project's models "
+                        "are trained on, default) or paper (the paper's short-answer prompt)")
     p.add_argument("--settings", type=int, default=20, help="settings of the grid")
     p.add_argument("--stories", type=positive, default=10,
                    help="stories per setting each method returns (default 10)")

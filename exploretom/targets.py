@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import abc
 import hashlib
+from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 from exploretom.questions import KNOWS, NOT_KNOWS, ROOM
@@ -94,6 +96,15 @@ class Target(abc.ABC):
         biased towards mistakes. Deterministic targets answer the same."""
         return self
 
+    def close(self) -> None:
+        """Free what the target holds (a model, a server it started)."""
+
+    def __enter__(self) -> "Target":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 class ReasonerTarget(Target):
     def __init__(self, reasoner: str) -> None:
@@ -155,14 +166,19 @@ class ModelTarget(Target):
     system prompt, the story, the question) or `row` (the project's row contract, exactly what
     `export` writes and the project's own models are trained and evaluated on)."""
 
-    def __init__(self, backend: Any, max_new_tokens: int = 32, prompt: str = "paper") -> None:
+    def __init__(self, backend: Any, max_new_tokens: int = 32, prompt: str = "paper",
+                 server: Any = None) -> None:
         from eval.backends.base import GenerationConfig
 
         if prompt not in PROMPTS:
             raise ValueError(f"target prompt must be one of {', '.join(PROMPTS)}, got {prompt!r}")
-        self.backend, self.prompt = backend, prompt
+        self.backend, self.prompt, self.server = backend, prompt, server
         self.config = GenerationConfig(max_new_tokens=max_new_tokens, temperature=0.0)
-        self.name = f"{backend.name}:{backend.model}"
+        self.name = f"{'served' if server else backend.name}:{backend.model}"
+        # why answers ended, over the target's life: a cut-off or refusing answer is still
+        # read (it may name a place), but a run says how many there were
+        self.answers = 0
+        self.ended: Counter = Counter()
 
     def conversation(self, it: Item) -> list[dict[str, str]]:
         if self.prompt == "row":
@@ -175,11 +191,20 @@ class ModelTarget(Target):
                 {"role": "user", "content": user_prompt(it.text, it.question["question"])}]
 
     def answer(self, items: Sequence[Item]) -> list[str]:
+        from eval.replies import problem
+
         completions = self.backend.generate([self.conversation(it) for it in items], self.config)
         failed = [c for c in completions if not c.ok]
         if failed:
             raise TargetError(len(failed), len(items), str(failed[0].error))
+        self.answers += len(completions)
+        self.ended.update(p for p in map(problem, completions) if p)
         return [c.text for c in completions]
+
+    def close(self) -> None:
+        self.backend.close()
+        if self.server is not None:
+            self.server.stop()
 
 
 def make_target(spec: dict[str, Any]) -> Target:
@@ -199,22 +224,64 @@ def make_target(spec: dict[str, Any]) -> Target:
         raise ValueError(f"target of kind {kind!r} needs a 'model'")
     max_new_tokens = spec.pop("max_new_tokens", 32)
     prompt = spec.pop("prompt", "paper")
-    return ModelTarget(load_backend(kind, model, **spec), max_new_tokens, prompt)
+    if kind != "served":
+        return ModelTarget(load_backend(kind, model, **spec), max_new_tokens, prompt)
+    from eval.backends.vllm_server import VLLMServer, vllm_python
+
+    server = VLLMServer(model, python=vllm_python(), args=spec.pop("server_args", SERVED_ARGS)).start()
+    try:
+        backend = load_backend("openai", model, base_url=server.base_url, api_key_env="", **spec)
+    except BaseException:
+        server.stop()
+        raise
+    return ModelTarget(backend, max_new_tokens, prompt, server=server)
 
 
-TARGET_FORMS = "a reasoner (" + "|".join(REASONERS) + "), noisy:P,Q or hf:PATH"
+TARGET_FORMS = ("a reasoner (" + "|".join(REASONERS) + "), noisy:P,Q, or a local model folder "
+                "as PATH (the fastest backend here), hf:PATH, vllm:PATH or served:PATH")
+# A local model through vLLM, in process or served: float32 as transformers runs it on CPU (the
+# same greedy answers), room for the longest story, and the shared system prompt and story of a
+# node's questions computed once
+VLLM_TARGET = {"dtype": "float32", "max_model_len": 4096, "enable_prefix_caching": True}
+SERVED_ARGS = ["--dtype", "float32", "--max-model-len", "4096", "--enable-prefix-caching"]
 
 
-def parse_target(text: str, seed: int = 0, batch_size: int = 64) -> dict[str, Any]:
+def fastest_local_backend() -> str:
+    """The backend a bare model folder is asked through: vLLM in this process where it is
+    installed (for SmolLM2-135M on 2 CPU cores, 6.6 questions/s against the hf backend's 2.4,
+    the same answers; docs/exploretom-search.md), else transformers."""
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("vllm") is not None:
+        return "vllm"
+    print("note: vLLM is not installed here, so the model is asked through transformers (hf), "
+          "about 2.7x slower than vLLM for a 135M model on CPU; .venv-vllm has vLLM "
+          "(make setup-vllm)", file=sys.stderr)
+    return "hf"
+
+
+def parse_target(text: str, seed: int = 0, batch_size: int = 64, prompt: str = "row") -> dict[str, Any]:
     """`--target` of bench-search as a make_target spec: a reasoner name, `noisy:P,Q` (wrong
-    with probability P on false-belief questions, Q on the others) or `hf:PATH` (a local model,
-    asked with the row prompt it was trained on). The hf backend prefills what the questions
-    of one story share (system prompt and story) once per story (`share_prefixes`: the same
-    greedy answers); with it batches of 64 were faster on CPU than 256
-    (docs/exploretom-search.md, "Throughput of the neural target")."""
+    with probability P on false-belief questions, Q on the others) or a local model folder,
+    greedy, asked with `prompt` (`row`: the prompt the project's models are trained on; `paper`:
+    the paper's short-answer prompt) through one of three backends (a bare PATH: the fastest one
+    installed, `fastest_local_backend`):
+    - `hf:PATH`, transformers in this process. The hf backend prefills what the questions of one
+      story share (system prompt and story) once per story (`share_prefixes`: the same greedy
+      answers); with it batches of 64 were faster on CPU than 256
+      (docs/exploretom-search.md, "Throughput of the neural target").
+    - `vllm:PATH`, vLLM's offline engine in this process (an environment with vLLM).
+    - `served:PATH`, `vllm serve` started on localhost for the run and asked over HTTP (vLLM from
+      this environment or .venv-vllm), as a user's own served model would be.
+    Which is fastest for a small model on CPU is measured in docs/exploretom-search.md."""
+    if prompt not in PROMPTS:
+        raise ValueError(f"target prompt must be one of {', '.join(PROMPTS)}, got {prompt!r}")
     kind, sep, rest = text.partition(":")
     if not sep and kind in REASONERS:
         return {"kind": "reasoner", "name": kind}
+    if (Path(text) / "config.json").is_file():
+        return parse_target(f"{fastest_local_backend()}:{text}", seed, batch_size, prompt)
     if kind == "noisy" and sep:
         try:
             p, q = (float(x) for x in rest.split(","))
@@ -224,6 +291,11 @@ def parse_target(text: str, seed: int = 0, batch_size: int = 64) -> dict[str, An
             raise ValueError(f"--target {text!r}: P and Q must lie in [0, 1]")
         return {"kind": "noisy", "p": p, "q": q, "seed": seed}
     if kind == "hf" and rest:
-        return {"kind": "hf", "model": rest, "prompt": "row", "batch_size": batch_size,
+        return {"kind": "hf", "model": rest, "prompt": prompt, "batch_size": batch_size,
                 "share_prefixes": True, "max_new_tokens": 24}
+    if kind == "vllm" and rest:
+        return {"kind": "vllm", "model": rest, "prompt": prompt, "max_new_tokens": 24, **VLLM_TARGET}
+    if kind == "served" and rest:
+        return {"kind": "served", "model": rest, "prompt": prompt, "max_new_tokens": 24,
+                "concurrency": 64}
     raise ValueError(f"--target {text!r}: expected {TARGET_FORMS}")

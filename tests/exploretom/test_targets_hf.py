@@ -37,7 +37,7 @@ def tiny_model(tmp_path_factory):
 
 
 def test_bench_target_compares_the_plain_path(tiny_model, capsys):
-    assert main(["--model", str(tiny_model), "-n", "40", "--batch-size", "16", "--compare"]) == 0
+    assert main(["--target", f"hf:{tiny_model}", "-n", "40", "--batch-size", "16", "--compare"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == [f"target=hf:{tiny_model}"] * 2 + [
         "same_answers=40/40"]
@@ -45,3 +45,18 @@ def test_bench_target_compares_the_plain_path(tiny_model, capsys):
     assert [f["share_prefixes"] for f in fields] == ["false", "true"]
     assert all(f["questions"] == "40" and float(f["questions_per_s"]) > 0 for f in fields)
     assert fields[0]["omp_threads"].isdigit() and "load_average" in fields[0]
+    # how the answers were read adds up, and the two runs read them alike
+    for f in fields:
+        assert abs(sum(float(f[k]) for k in ("read_tag", "read_fallback", "unread")) - 1) < 0.01
+    assert fields[0]["accuracy"] == fields[1]["accuracy"]
+
+
+def test_local_model_targets_of_every_backend():
+    assert parse_target("vllm:m", prompt="paper") == {
+        "kind": "vllm", "model": "m", "prompt": "paper", "max_new_tokens": 24, "dtype": "float32",
+        "max_model_len": 4096, "enable_prefix_caching": True}
+    assert parse_target("served:m")["kind"] == "served"
+    with pytest.raises(ValueError, match="target prompt"):
+        parse_target("hf:m", prompt="chat")
+    with pytest.raises(SystemExit):
+        main(["--target", "openai:m", "-n", "4"])
