@@ -48,6 +48,10 @@ class ContextSpec:
             raise ValueError("ask for at least as many visible/invisible updates as the minimum kept")
 
 
+def share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "n/a"
+
+
 @dataclass
 class ContextStats:
     written: int = 0
@@ -67,7 +71,8 @@ class ContextStats:
                 f"{sum(self.failed.values())} failed{fmt(self.failed)}; state updates: "
                 f"{self.proposed} proposed, {sum(self.invalid.values())} invalid{fmt(self.invalid)}, "
                 f"{self.judged} judged, {sum(self.rejected.values())} rejected{fmt(self.rejected)}, "
-                f"{self.kept} kept")
+                f"{self.kept} kept; survived: {share(self.written, self.written + sum(self.failed.values()))} "
+                f"of this run's context attempts, {share(self.kept, self.proposed)} of the proposed updates")
 
 
 @dataclass

@@ -43,7 +43,8 @@ class InfillStats:
         return (f"infill: stories={self.stories} ok={self.ok} failed={self.stories - self.ok} "
                 f"already_done={self.already} invalid_input={self.invalid_input} "
                 f"request_errors={self.request_errors} "
-                f"mean_attempts={mean:.2f} rejections: {rej}{extra}")
+                f"mean_attempts={mean:.2f} survived={self.ok / self.stories if self.stories else 0:.1%} "
+                f"rejections: {rej}{extra}")
 
 
 class Infiller:
