@@ -7,8 +7,10 @@ gives the model a place to reason, without inventing reasoning the data does not
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
+
+from eval.answers import tagged
+from eval.rows import meta
 
 # meta keys that may hold a reasoning trace, in order of preference
 THINK_FIELDS = ("reasoning", "rationale", "think", "explanation")
@@ -26,10 +28,8 @@ def think_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS,
                default: str | None = None) -> str:
     """The reasoning placed inside `<think>`: a trace from `meta` when present, else `default`
     when given, else the template of the row's answer type."""
-    raw = row.get("meta") or "{}"
-    meta = json.loads(raw) if isinstance(raw, str) else dict(raw)
     for field in fields:
-        value = meta.get(field)
+        value = meta(row).get(field)
         if isinstance(value, str) and value.strip():
             return value.strip()
     if default is not None:
@@ -40,7 +40,7 @@ def think_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS,
 def target_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS,
                 default: str | None = None) -> str:
     """The full assistant reply for a contract row."""
-    return f"<think>{think_text(row, fields, default)}</think><answer>{row['answer']}</answer>"
+    return tagged(row["answer"], think_text(row, fields, default))
 
 
 def template_phrases() -> list[str]:

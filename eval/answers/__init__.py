@@ -56,7 +56,7 @@ Import the public names from `eval.answers`; the modules are internal.
 from __future__ import annotations
 
 from eval.answers.choice import chosen_option
-from eval.answers.extract import check_format, extract_answer, think_text
+from eval.answers.extract import check_format, extract_answer, tagged, think_text
 from eval.answers.reading import Reading, read_answer
 from eval.answers.text import normalize
 from eval.answers.verdict import Verdict, format_reward, is_correct, outcome_reward, score
@@ -67,6 +67,7 @@ __all__ = [
     "Verdict",
     "check_format",
     "extract_answer",
+    "tagged",
     "think_text",
     "chosen_option",
     "normalize",

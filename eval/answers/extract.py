@@ -19,6 +19,12 @@ _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _ANSWER_OPEN, _ANSWER_CLOSE = "<answer>", "</answer>"
 _TAGS = (_THINK_OPEN, _THINK_CLOSE, _ANSWER_OPEN, _ANSWER_CLOSE)
 
+
+def tagged(answer: str, think: str = "", sep: str = "") -> str:
+    """A reply in the tagged format this module reads: `<think>THINK</think>SEP<answer>ANSWER</answer>`
+    (what SFT teaches and what the tests write)."""
+    return f"{_THINK_OPEN}{think}{_THINK_CLOSE}{sep}{_ANSWER_OPEN}{answer}{_ANSWER_CLOSE}"
+
 # Lower-cases ASCII only, so indices in the lowered text are indices in the original text
 # (str.lower can change the length of some non-ASCII strings).
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")

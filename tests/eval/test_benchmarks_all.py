@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from eval.answers import tagged
 from eval.benchmarks import BENCHMARKS, get_benchmark
 from eval.benchmarks.base import scripted_metrics
 from eval.rows import meta, validate_row
@@ -30,7 +31,7 @@ def loaded(request):
 
 
 def answer(text: str) -> str:
-    return f"<think>t</think><answer>{text}</answer>"
+    return tagged(text, "t")
 
 
 def test_loads_valid_rows_with_unique_ids(loaded):

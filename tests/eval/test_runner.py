@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from eval.answers import tagged
 from eval.backends.base import Completion, GenerationConfig, ScriptedBackend
 from eval.benchmarks.base import Benchmark
 from eval.rows import SYSTEM_PROMPT, make_row, meta, user_text
@@ -60,7 +61,7 @@ def answer_key(task: Task) -> dict[str, str]:
 
 def perfect(task: Task) -> ScriptedBackend:
     key = answer_key(task)
-    return ScriptedBackend(lambda conv: f"<think>x</think><answer>{key[conv[-1]['content']]}</answer>",
+    return ScriptedBackend(lambda conv: tagged(key[conv[-1]['content']], "x"),
                            model="perfect")
 
 
@@ -130,7 +131,7 @@ def test_constant_backend_scores_chance(tmp_path):
     items = [(f"Question {i}? (A) box (B) basket", "AB"[i % 2], "choice", ["box", "basket"], 0)
              for i in range(8)]
     task = tiny_task(tmp_path, items=items)
-    backend = ScriptedBackend(lambda conv: "<think>guess</think><answer>A</answer>", model="always-A")
+    backend = ScriptedBackend(lambda conv: tagged("A", "guess"), model="always-A")
     results = run_tasks([task], backend, tmp_path / "run", log=quiet, progress=False, report=False)
     assert results["benchmarks"]["tiny"]["score"] == pytest.approx(0.5)
 
@@ -138,7 +139,7 @@ def test_constant_backend_scores_chance(tmp_path):
 def test_interrupted_run_resumes_without_duplicates(tmp_path):
     task = tiny_task(tmp_path)
     key = answer_key(task)
-    fn = lambda conv: f"<think>x</think><answer>{key[conv[-1]['content']]}</answer>"  # noqa: E731
+    fn = lambda conv: tagged(key[conv[-1]['content']], "x")  # noqa: E731
     out = tmp_path / "run"
     with pytest.raises(Interrupted):
         run_tasks([task], CountingBackend(fn, fail_after=4), out, log=quiet, progress=False)
@@ -159,7 +160,7 @@ def test_interrupted_run_resumes_without_duplicates(tmp_path):
 def test_cache_is_reused_only_for_same_settings_and_prompt(tmp_path):
     task = tiny_task(tmp_path)
     key = answer_key(task)
-    fn = lambda conv: f"<think>x</think><answer>{key.get(conv[-1]['content'], 'box')}</answer>"  # noqa: E731
+    fn = lambda conv: tagged(key.get(conv[-1]['content'], 'box'), "x")  # noqa: E731
     out = tmp_path / "run"
     run_tasks([task], CountingBackend(fn), out, log=quiet, progress=False, report=False)
     other_settings = Task(task.benchmark, task.rows, GenerationConfig(max_new_tokens=64), task.data)
@@ -230,7 +231,7 @@ def test_several_samples_per_prompt_average_over_samples(tmp_path):
     def alternate(conv):
         calls["k"] += 1
         gold = key[conv[-1]["content"]]
-        return f"<think>x</think><answer>{gold if calls['k'] % 2 else 'the moon'}</answer>"
+        return tagged(gold if calls['k'] % 2 else 'the moon', "x")
 
     results = run_tasks([task], ScriptedBackend(alternate, "sampler"), tmp_path / "run", log=quiet,
                         progress=False, report=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from eval.answers import tagged
 from eval.backends.fake_server import FakeServer, RawReply
 from eval.benchmarks import get_benchmark
 from eval.cli import main
@@ -20,7 +21,7 @@ def test_http_backend_run_retries_refused_prompts(tmp_path, monkeypatch, capsys)
     def reply(request):
         if state["refusing"] and request.last_user in refuse:
             return RawReply(status=400, body={"error": {"message": "bad request"}})
-        return f"<think>She was away.</think><answer>{gold[request.last_user]}</answer>"
+        return tagged(gold[request.last_user], "She was away.")
 
     out = tmp_path / "run"
     with FakeServer(reply) as server:

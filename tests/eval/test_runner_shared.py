@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from eval.answers import tagged
 from eval.backends.base import ScriptedBackend
 from eval.runner import load_tasks, run_tasks
 from eval.suites import resolve_suite
@@ -21,7 +22,7 @@ def option_text(row):
 
 
 STYLES = {
-    "tagged": lambda r: f"<think>...</think>\n<answer>{r['answer']}</answer>",
+    "tagged": lambda r: tagged(r['answer'], "...", "\n"),
     "tagless": lambda r: r["answer"],
     "letter and option text": lambda r: "<think>...</think><answer>" + (
         f"({r['answer']}) {option_text(r)}" if r["answer_type"] == "choice" else r["answer"]) + "</answer>",
@@ -44,7 +45,7 @@ def test_perfect_backend_scores_100_on_every_benchmark(tasks, tmp_path, style):
 
 
 def test_constant_backend_is_far_from_perfect(tasks, tmp_path):
-    backend = ScriptedBackend(lambda conv: "<think>...</think><answer>A</answer>", model="always-A")
+    backend = ScriptedBackend(lambda conv: tagged("A", "..."), model="always-A")
     results = run_tasks(tasks, backend, tmp_path, log=lambda m: None, progress=False, report=False)
     for name, entry in results["benchmarks"].items():
         assert entry["score"] is not None and entry["score"] < 0.75, name

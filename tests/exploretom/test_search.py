@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from eval.answers import tagged
 from exploretom.action_sets import Conditions
 from exploretom.build import enter, leave, put
 from exploretom.cli import main
@@ -345,5 +346,5 @@ def test_targets_read_untagged_answers_against_the_story_and_say_how():
     assert set(candidates(t)) == {"kitchen", "box", "basket"}
     assert judge("Anne will look for the apple in the basket.", q, tracker=t) == (True, "fallback")
     assert judge("The apple was in the box, then the basket.", q, tracker=t) == (False, "none")
-    assert judge("<think>x</think><answer>box</answer>", q, tracker=t) == (False, "tag")
+    assert judge(tagged("box", "x"), q, tracker=t) == (False, "tag")
     assert judge("the basket, I think", q, mode="lenient", tracker=t)[0]

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from eval.answers import tagged
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.build import announce, carry, enter, leave, put, tell, update
 from exploretom.label import label_story
@@ -224,10 +225,10 @@ def test_export_rows_carry_a_checked_trace_and_sft_can_think_it(tmp_path):
     row = ds[0]
     reasoning = json.loads(row["meta"])["reasoning"]
     traced_ex = sft_examples(ds.select([0]), think="trace")[0]["completion"][0]["content"]
-    assert traced_ex == f"<think>{reasoning}</think><answer>{row['answer']}</answer>"
+    assert traced_ex == tagged(row['answer'], reasoning)
     plain = sft_examples(ds.select([0]), think="template", think_default="I track who saw what.")
     assert plain[0]["completion"][0]["content"] == \
-        f"<think>I track who saw what.</think><answer>{row['answer']}</answer>"
+        tagged(row['answer'], "I track who saw what.")
 
 
 def test_export_stops_on_labels_the_tracker_no_longer_derives(tmp_path, capsys):

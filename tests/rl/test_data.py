@@ -4,6 +4,7 @@ from collections import Counter
 
 import pytest
 
+from eval.answers import tagged
 from rl.data import DataError, Source, load_source, mix, sft_examples, with_system_prompt
 
 from .conftest import toy_rows, write_jsonl
@@ -95,7 +96,7 @@ def test_system_prompt_override_and_sft_targets():
     ex = sft_examples(ds)
     assert ex.column_names == ["prompt", "completion"]
     reply0, reply1 = (ex[i]["completion"][0]["content"] for i in range(2))
-    assert reply0 == f"<think>Sally left before the move.</think><answer>{rows[0]['answer']}</answer>"
+    assert reply0 == tagged(rows[0]['answer'], "Sally left before the move.")
     assert reply1.startswith("<think>") and reply1.endswith(f"</think><answer>{rows[1]['answer']}</answer>")
     plain = sft_examples(ds, target="answer")
     assert plain[1]["completion"] == [{"role": "assistant", "content": rows[1]["answer"]}]
@@ -106,10 +107,10 @@ def test_sft_think_default_replaces_the_templates_but_not_a_trace():
 
     row = {"answer": "box", "answer_type": "short", "meta": "{}"}
     assert target_text(row, default="I track who saw what.") == \
-        "<think>I track who saw what.</think><answer>box</answer>"
+        tagged("box", "I track who saw what.")
     traced = {**row, "meta": '{"reasoning": "Sally left before the move."}'}
     assert target_text(traced, default="x") == \
-        "<think>Sally left before the move.</think><answer>box</answer>"
+        tagged("box", "Sally left before the move.")
 
 
 def test_meta_filter_keeps_rows_with_the_listed_values(tmp_path):

@@ -5,9 +5,10 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from eval.answers import tagged
 from rl.rewards import completion_text, format_reward, outcome_reward, total_reward
 
-GOOD = "<think>Sally was out when the marble moved.</think><answer>basket</answer>"
+GOOD = tagged("basket", "Sally was out when the marble moved.")
 
 
 def call_both(completions, answer, answer_type, choices=(), source="s", meta="{}", log_metric=None):
@@ -34,10 +35,10 @@ def test_conversational_completions():
 
 
 def test_choice_and_yes_no():
-    f, o = call_both(["<think>t</think><answer>B</answer>", "<think>t</think><answer>A</answer>"],
+    f, o = call_both([tagged("B", "t"), tagged("A", "t")],
                      "B", "choice", choices=["in the box", "in the basket"])
     assert o == [1.0, 0.0]
-    _, o = call_both(["<think>t</think><answer>No</answer>", "<think>t</think><answer>yes or no</answer>"],
+    _, o = call_both([tagged("No", "t"), tagged("yes or no", "t")],
                      "no", "yes_no")
     assert o == [1.0, 0.0]
 
@@ -57,10 +58,10 @@ def test_accuracy_metrics_per_source_and_order():
 
 HACKS = [
     # every option listed
-    ("<think>t</think><answer>A, B, C, D</answer>", "B", "choice", ["w", "x", "y", "z"]),
-    ("<think>t</think><answer>A or B</answer>", "B", "choice", ["w", "x"]),
-    ("<think>t</think><answer>basket, box, drawer</answer>", "basket", "short", []),
-    ("<think>t</think><answer>yes and no</answer>", "yes", "yes_no", []),
+    (tagged("A, B, C, D", "t"), "B", "choice", ["w", "x", "y", "z"]),
+    (tagged("A or B", "t"), "B", "choice", ["w", "x"]),
+    (tagged("basket, box, drawer", "t"), "basket", "short", []),
+    (tagged("yes and no", "t"), "yes", "yes_no", []),
     # two answer blocks (same or different), or two think blocks
     ("<think>t</think><answer>B</answer><answer>B</answer>", "B", "choice", ["w", "x"]),
     ("<think>t</think><answer>A</answer><answer>B</answer>", "B", "choice", ["w", "x"]),
@@ -71,12 +72,12 @@ HACKS = [
     ("B <think>t</think><answer>unsure</answer>", "B", "choice", ["w", "x"]),
     ("<think>t<answer>B</answer></think>", "B", "choice", ["w", "x"]),
     # empty answer
-    ("<think>t</think><answer>   </answer>", "basket", "short", []),
-    ("<think></think><answer></answer>", "yes", "yes_no", []),
+    (tagged("   ", "t"), "basket", "short", []),
+    (tagged(""), "yes", "yes_no", []),
     # enormous outputs
     ("<think>t</think><answer>" + "basket " * 200_000 + "</answer>", "basket", "short", []),
     ("<think>" + "x" * 1_000_000 + "</think><answer>" + "B " * 100_000 + "</answer>", "B", "choice", ["w", "x"]),
-    ("<think>t</think><answer>42</answer>" + " 42" * 300_000, "42", "number", []),
+    (tagged("42", "t") + " 42" * 300_000, "42", "number", []),
 ]
 
 
@@ -94,7 +95,7 @@ pieces = st.one_of(st.sampled_from(TAGS), st.text(max_size=30),
 completions = st.one_of(
     st.text(max_size=300),
     st.lists(pieces, max_size=12).map("".join),
-    st.builds(lambda t, a: f"<think>{t}</think><answer>{a}</answer>", st.text(max_size=50), st.text(max_size=30)),
+    st.builds(lambda t, a: tagged(a, t), st.text(max_size=50), st.text(max_size=30)),
 )
 rows = st.one_of(
     st.tuples(st.sampled_from("ABCD"), st.just("choice"), st.just(["w", "x", "y", "z"])),
@@ -126,7 +127,7 @@ def test_untagged_outcome_reads_answers_as_evaluation_does():
 
     meta = json.dumps({"candidates": ["kitchen", "red_box", "green_basket"]})
     replies = ["Sally will look for the apple in the red_box.", "The apple is in the green_basket.",
-               "I cannot tell.", "<think>she left</think><answer>red_box</answer>"]
+               "I cannot tell.", tagged("red_box", "she left")]
     kw = dict(answer=["red_box"] * 4, answer_type=["short"] * 4, meta=[meta] * 4)
     assert outcome_reward([""] * 4, replies, **kw) == [0.0, 0.0, 0.0, 1.0]  # the paper's
     assert outcome_reward([""] * 4, replies, untagged=True, **kw) == [1.0, 0.0, 0.0, 1.0]

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from eval.answers import tagged
 from rl.tiny_model import TAG_TOKENS, CorpusError, build_tiny_model, main, read_corpus
 
 from .conftest import toy_rows, write_jsonl
@@ -34,7 +35,7 @@ def test_reloads_offline_with_auto_classes(tmp_path, corpus):
     assert tok.pad_token is not None and tok.pad_token_id != tok.eos_token_id
 
     # the tags are single, ordinary tokens: they survive skip_special_tokens (TRL decodes that way)
-    reply = "<think>Anne left.</think><answer>basket</answer>"
+    reply = tagged("basket", "Anne left.")
     ids = tok(reply, add_special_tokens=False)["input_ids"]
     for tag in TAG_TOKENS:
         assert tok.convert_tokens_to_ids(tag) in ids

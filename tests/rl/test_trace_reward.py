@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from eval.answers import tagged
 from exploretom.build import enter, leave, put
 from exploretom.cli import main as cli_main
 from exploretom.label import label_story
@@ -34,7 +35,7 @@ def david():
 
 
 def reply(think: str, answer: str = "metal filing cabinet") -> str:
-    return f"<think>{think}</think><answer>{answer}</answer>"
+    return tagged(answer, think)
 
 
 def test_a_right_answer_earns_the_reward_only_with_a_checked_derivation():

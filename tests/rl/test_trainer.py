@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from eval.answers import tagged
 from rl.rewards import overlong_reward, soft_overlong_penalty
 from rl.trainer import _concat, accuracy_by_group
 
@@ -47,8 +48,8 @@ def test_accuracy_by_group_scores_per_source_and_order_and_skips_failures():
             {"answer": "yes", "answer_type": "yes_no", "source": "s2", "meta": {"order": 0}},
             {"answer": "no", "answer_type": "yes_no", "source": "s2", "meta": None},
             {"answer": "no", "answer_type": "yes_no", "source": "s2", "meta": None}]
-    texts = ["<think>x</think><answer>box</answer>", "<answer>yes</answer>",  # second: no think block
-             "<think>y</think><answer>no</answer>", None]  # last: generation failed
+    texts = [tagged("box", "x"), "<answer>yes</answer>",  # second: no think block
+             tagged("no", "y"), None]  # last: generation failed
     m = accuracy_by_group(rows, texts)
     assert m["errors"] == 1.0
     assert m["accuracy"] == pytest.approx(2 / 3) and m["format"] == pytest.approx(2 / 3)

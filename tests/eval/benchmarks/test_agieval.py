@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from eval.answers import tagged
 from eval.benchmarks.agieval import BENCHMARK, CHINESE_TASKS, ENGLISH_TASKS, load, strip_label
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_records
 from eval.rows import meta, validate_row
@@ -17,7 +18,7 @@ def _records(rows, answer_of):
 
 
 def _perfect(r):
-    return f"<think>solved</think><answer>{r['answer']}</answer>"
+    return tagged(r['answer'], "solved")
 
 
 def test_every_item_of_every_task_loads(sample, rows):
@@ -74,7 +75,7 @@ def test_perfect_answerer_scores_100(rows):
 
 
 def test_constant_answerer_scores_chance(rows):
-    metrics = BENCHMARK.metrics(_records(rows, lambda r: "<think>guess</think><answer>A</answer>"))
+    metrics = BENCHMARK.metrics(_records(rows, lambda r: tagged("A", "guess")))
     hit = [meta(r).get("gold_letters") == ["A"] for r in rows]  # cloze golds are never "A"
     assert metrics["accuracy"] == pytest.approx(sum(hit) / len(rows))
     for task, got in metrics["by_task"].items():
@@ -96,25 +97,25 @@ def test_breakdowns_appear(rows):
 def test_multi_answer_needs_the_exact_set(rows, reply, correct):
     row = next(r for r in rows if r["id"] == "agieval-jec-qa-ca-2")
     assert meta(row)["gold_letters"] == ["B", "D"]
-    rec = record_for(row, f"<think>x</think><answer>{reply}</answer>", BENCHMARK)
+    rec = record_for(row, tagged(reply, "x"), BENCHMARK)
     assert rec["correct"] is correct and rec["format_ok"] is True
 
 
 def test_single_gold_in_a_multi_answer_task_uses_the_shared_choice_rule(rows):
     row = next(r for r in rows if r["id"] == "agieval-jec-qa-kd-1")
     assert row["answer"] == "C" and row["answer_type"] == "choice"
-    assert record_for(row, "<think>x</think><answer>C</answer>", BENCHMARK)["correct"]
-    assert not record_for(row, "<think>x</think><answer>C, D</answer>", BENCHMARK)["correct"]
+    assert record_for(row, tagged("C", "x"), BENCHMARK)["correct"]
+    assert not record_for(row, tagged("C, D", "x"), BENCHMARK)["correct"]
 
 
 def test_cloze_answers_are_compared_as_math(rows):
     row = next(r for r in rows if meta(r)["task"] == "math" and r["answer"] == "0.015")
     for reply, ok in [("\\boxed{0.015}", True), ("$\\frac{3}{200}$", True), ("0.15", False)]:
-        assert record_for(row, f"<think>x</think><answer>{reply}</answer>", BENCHMARK)["correct"] is ok
+        assert record_for(row, tagged(reply, "x"), BENCHMARK)["correct"] is ok
     word = next(r for r in rows if meta(r)["task"] == "math" and meta(r)["line"] == 4)
     assert word["answer"] == "parabola"  # released as \text{parabola}
     for reply, ok in [("\\text{parabola}", True), ("parabola", True), ("hyperbola", False)]:
-        assert record_for(word, f"<think>x</think><answer>{reply}</answer>", BENCHMARK)["correct"] is ok
+        assert record_for(word, tagged(reply, "x"), BENCHMARK)["correct"] is ok
 
 
 @pytest.fixture
@@ -218,7 +219,7 @@ def test_metrics_match_the_original_rules_by_hand(fixture_rows):
     }
     assert set(replies) == {r["id"] for r in fixture_rows}
     metrics = BENCHMARK.metrics(scripted_records(
-        BENCHMARK, fixture_rows, lambda r: f"<think>x</think><answer>{replies[r['id']]}</answer>"))
+        BENCHMARK, fixture_rows, lambda r: tagged(replies[r['id']], "x")))
     by_task = {t: v["accuracy"] for t, v in metrics["by_task"].items()}
     assert by_task == pytest.approx({"gaokao-mathqa": 1 / 3, "jec-qa-ca": 1 / 2, "jec-qa-kd": 1 / 2,
                                      "sat-en": 1.0, "sat-en-without-passage": 0.0, "math": 1.0})

@@ -5,6 +5,7 @@ import shutil
 
 import pytest
 
+from eval.answers import tagged
 from eval.benchmarks.aime2025 import BENCHMARK, load
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.rows import meta
@@ -35,12 +36,12 @@ def test_every_problem_loads_from_parquet_and_jsonl_alike(sample, rows):
 def test_equivalent_integer_forms_count(rows):
     metrics = _run(rows, lambda r: f"<think>w</think><answer>\\boxed{{{r['answer']}}}</answer>")
     assert metrics["accuracy"] == 1.0
-    metrics = _run(rows, lambda r: f"<think>w</think><answer>{int(r['answer']) + 1}</answer>")
+    metrics = _run(rows, lambda r: tagged(int(r['answer']) + 1, "w"))
     assert metrics["accuracy"] == 0.0
 
 
 def test_breakdowns_by_contest_and_topic(rows):
-    metrics = _run(rows, lambda r: f"<think>w</think><answer>{r['answer']}</answer>")
+    metrics = _run(rows, lambda r: tagged(r['answer'], "w"))
     assert set(metrics["by_contest"]) == {"I", "II"}
     topics = metrics["by_problem_type"]
     assert {"Algebra", "Geometry", "Number Theory", "Combinatorics"} <= set(topics)

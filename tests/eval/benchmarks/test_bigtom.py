@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from eval.answers import tagged
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.bigtom import BENCHMARK, CONDITIONS, VARIABLES, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text
@@ -60,7 +61,7 @@ def test_conditions_follow_the_release_generator(rows, scenarios):
 
 def test_perfect_answerer_scores_100_by_option_text(rows):
     # by letter: tests/eval/test_benchmarks_all.py
-    by_text = run(rows, lambda r: f"<think>t</think><answer>{r['choices'][ord(r['answer']) - 65]}</answer>")
+    by_text = run(rows, lambda r: tagged(r['choices'][ord(r['answer']) - 65], "t"))
     assert by_text["accuracy"] == 1.0
 
 
@@ -72,7 +73,7 @@ def test_seeded_order_puts_the_gold_under_each_letter_about_half_the_time(rows, 
 
 
 def test_breakdown_per_condition(rows):
-    metrics = run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    metrics = run(rows, lambda r: tagged(r['answer'], "t"))
     assert set(metrics["by_condition"]) == set(CONDITIONS)
     assert set(metrics["by_variable"]) == set(VARIABLES)
     assert set(metrics["by_init_belief"]) == {"hidden", "shown"}

@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from eval.answers import tagged
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.emobench import BENCHMARK, load
 from eval.rows import SYSTEM_PROMPT, meta
@@ -46,7 +47,7 @@ def test_prompt_presents_options_and_gold_is_the_labelled_text(sample, rows):
 
 
 def test_perfect_answerer_scores_100(rows):
-    metrics = _run(rows, lambda r: f"<think>I read the key.</think><answer>{r['answer']}</answer>")
+    metrics = _run(rows, lambda r: tagged(r['answer'], "I read the key."))
     assert all(t["accuracy"] == 1.0 for t in metrics["by_task"].values())
     assert set(metrics["by_task"]) == {"EA", "EU", "EU-emotion", "EU-cause"}
 
@@ -73,7 +74,7 @@ def test_eu_needs_both_parts(rows):
         if m["task"] == "EA":
             return f"<answer>{r['answer']}</answer>"
         wrong = "B" if m["gold"]["cause"] == "A" else "A"
-        return f"<think>x</think><answer>Q1: {m['gold']['emotion']}, Q2: {wrong}</answer>"
+        return tagged(f"Q1: {m['gold']['emotion']}, Q2: {wrong}", "x")
 
     metrics = _run(rows, answer)
     assert metrics["by_task"]["EU-emotion"]["accuracy"] == 1.0
@@ -114,7 +115,7 @@ def test_eu_reply_is_read_as_two_letters(reply, emotion, cause):
     from eval.benchmarks.emobench import score
 
     row = next(r for r in BENCHMARK.load_rows() if r["id"] == "emobench-EU-en-11")
-    rec = score(row, f"<think>x</think><answer>{reply}</answer>")
+    rec = score(row, tagged(reply, "x"))
     assert (rec["emotion_choice"], rec["cause_choice"]) == (emotion, cause)
 
 
@@ -144,7 +145,7 @@ def test_release_fixture_matches_the_original_rule(tmp_path):
         (data / f"{name}.jsonl").write_text(
             "".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
     rows = BENCHMARK.load_rows(tmp_path / "EmoBench")
-    metrics = _run(rows, lambda r: f"<think>x</think><answer>{_REPLIES[r['id']]}</answer>")
+    metrics = _run(rows, lambda r: tagged(_REPLIES[r['id']], "x"))
     # by hand: EA 1/2; EU: items 10 and 13 right = 2/4; emotion right 10, 11, 13 = 3/4
     assert metrics["by_task"]["EA"]["accuracy"] == 0.5
     assert metrics["by_task"]["EU"]["accuracy"] == 0.5
@@ -163,7 +164,7 @@ def test_languages_option_keeps_one_language(sample):
 
 
 def test_breakdowns_appear(rows):
-    metrics = _run(rows, lambda r: f"<think>x</think><answer>{r['answer']}</answer>")
+    metrics = _run(rows, lambda r: tagged(r['answer'], "x"))
     assert set(metrics["by_language"]) == {"en", "zh"}
     assert {"by_language", "by_category", "by_question_type"} <= set(metrics["tasks"]["EA"])
     assert {"by_language", "by_category"} <= set(metrics["tasks"]["EU"])

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from eval.answers import tagged
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.exploretom import BENCHMARK, load, loader
 from eval.rows import make_row, meta
@@ -72,13 +73,13 @@ def test_single_split_folder_and_jsonl(saved, tmp_path):
 
 def test_perfect_answerer_scores_100(saved):
     rows = load(saved / "dd")
-    metrics = _run(rows, lambda r: f"<think>tracking</think><answer>{r['answer']}</answer>")
+    metrics = _run(rows, lambda r: tagged(r['answer'], "tracking"))
     assert metrics["accuracy"] == 1.0 and metrics["n"] == len(rows)
 
 
 def test_constant_answerer_scores_chance_per_order(saved):
     rows = load(saved / "dd")
-    metrics = _run(rows, lambda r: "<think>always</think><answer>no</answer>")
+    metrics = _run(rows, lambda r: tagged("no", "always"))
     hits = [r["answer"] == "no" for r in rows]  # only yes/no golds "no" can match a bare "no"
     assert metrics["accuracy"] == pytest.approx(sum(hits) / len(rows))
     for order in ("0", "1", "2"):
@@ -88,7 +89,7 @@ def test_constant_answerer_scores_chance_per_order(saved):
 
 def test_breakdowns_appear(saved):
     rows = load(saved / "dd")
-    metrics = _run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    metrics = _run(rows, lambda r: tagged(r['answer'], "t"))
     assert set(metrics["by_order"]) == {"0", "1", "2"}
     assert set(metrics["by_property"]) == {"location", "knowledge"}
     assert set(metrics["by_interesting"]) == {"True", "False"}
@@ -98,8 +99,8 @@ def test_breakdowns_appear(saved):
 def test_answer_type_rules_apply(saved):
     rows = load(saved / "dd")
     row = next(r for r in rows if r["answer_type"] == "knowledge" and r["answer"].startswith("does not"))
-    assert record_for(row, "<think>t</think><answer>She does not know about it</answer>", BENCHMARK)["correct"]
-    assert not record_for(row, "<think>t</think><answer>knows about it</answer>", BENCHMARK)["correct"]
+    assert record_for(row, tagged("She does not know about it", "t"), BENCHMARK)["correct"]
+    assert not record_for(row, tagged("knows about it", "t"), BENCHMARK)["correct"]
 
 
 def test_missing_split_names_the_splits(saved):
@@ -183,11 +184,11 @@ def test_release_accuracy_by_hand():
         "exploretom-release-5": "in the tin box",    # right
         "exploretom-release-6": "He does not know.",  # gold 'knows about it': wrong
     }
-    m = _run(load(RELEASE), lambda r: f"<think>t</think><answer>{replies[r['id']]}</answer>")
+    m = _run(load(RELEASE), lambda r: tagged(replies[r['id']], "t"))
     assert m["accuracy"] == pytest.approx(4 / 6)
     assert {k: v["accuracy"] for k, v in m["by_order"].items()} == pytest.approx({"0": 1.0, "1": 0.5, "2": 1.0})
     assert {k: v["accuracy"] for k, v in m["by_story_type"].items()} == pytest.approx({"tomi": 0.75, "allbutfantom": 0.5})
-    perfect = _run(load(RELEASE), lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    perfect = _run(load(RELEASE), lambda r: tagged(r['answer'], "t"))
     assert perfect["accuracy"] == 1.0
 
 

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from eval.answers import tagged
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_records
 from eval.benchmarks.fantom import BENCHMARK, judge_name, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
@@ -25,7 +26,7 @@ def records(rows, answer_of):
 
 
 def answer(text):
-    return f"<think>t</think><answer>{text}</answer>"
+    return tagged(text, "t")
 
 
 def expected_count(sets, context):

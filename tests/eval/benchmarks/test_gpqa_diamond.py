@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from eval import answers
+from eval.answers import tagged
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.gpqa_diamond import BENCHMARK, load
 from eval.rows import meta
@@ -68,7 +69,7 @@ def test_gold_letter_is_spread_over_a_to_d(rows):
 
 
 def test_breakdown_by_domain(rows, records):
-    metrics = _run(rows, lambda r: f"<think>k</think><answer>{r['answer']}</answer>")
+    metrics = _run(rows, lambda r: tagged(r['answer'], "k"))
     assert set(metrics["by_domain"]) == {rec["High-level domain"] for rec in records}
     assert "by_subdomain" in metrics
 

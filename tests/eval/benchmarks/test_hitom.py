@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from eval import answers
+from eval.answers import tagged
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.hitom import BENCHMARK, load, parse_options
 from eval.rows import SYSTEM_PROMPT, meta, user_text, validate_row
@@ -49,12 +50,12 @@ def test_parse_options():
 
 def test_perfect_answerer_scores_100_by_option_text(rows):
     # by letter: tests/eval/test_benchmarks_all.py
-    by_text = run(rows, lambda r: f"<think>t</think><answer>{meta(r)['answer_text']}</answer>")
+    by_text = run(rows, lambda r: tagged(meta(r)['answer_text'], "t"))
     assert by_text["accuracy"] == 1.0
 
 
 def test_breakdown_per_order(rows):
-    metrics = run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    metrics = run(rows, lambda r: tagged(r['answer'], "t"))
     assert set(metrics["by_order"]) == {"0", "1", "2", "3", "4"}
     assert sum(v["n"] for v in metrics["by_order"].values()) == 90
     assert all(v["accuracy"] == 1.0 for v in metrics["by_order"].values())

@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from eval.answers import tagged
 from eval.benchmarks._common import f1
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_records
 from eval.benchmarks.opentom import BENCHMARK, QUESTION_FILES, load
@@ -30,7 +31,7 @@ def records(rows, answer_of):
 
 
 def answer(text):
-    return f"<think>t</think><answer>{text}</answer>"
+    return tagged(text, "t")
 
 
 def test_every_question_loads(sample, rows):

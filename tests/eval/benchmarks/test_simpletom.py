@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from eval.answers import tagged
 from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
 from eval.benchmarks.simpletom import BENCHMARK, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text
@@ -51,20 +52,20 @@ def test_single_file_and_config_folder_load(rows):
 
 
 def test_perfect_answerer_scores_100_per_question_kind(rows):
-    metrics = run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    metrics = run(rows, lambda r: tagged(r['answer'], "t"))
     assert all(v == {"accuracy": 1.0, "n": 6} for v in metrics["by_question_kind"].values())
 
 
 @pytest.mark.parametrize("letter", "AB")
 def test_constant_answerer_scores_share_of_its_letter_per_question_kind(rows, letter):
-    metrics = run(rows, lambda r: f"<think>t</think><answer>{letter}</answer>")
+    metrics = run(rows, lambda r: tagged(letter, "t"))
     for kind, v in metrics["by_question_kind"].items():
         of_kind = [r for r in rows if meta(r)["question_kind"] == kind]
         assert v["accuracy"] == pytest.approx(sum(r["answer"] == letter for r in of_kind) / len(of_kind))
 
 
 def test_breakdown_keys(rows):
-    metrics = run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    metrics = run(rows, lambda r: tagged(r['answer'], "t"))
     assert set(metrics["by_question_kind"]) == {"mental_state", "behavior", "judgment"}
 
 

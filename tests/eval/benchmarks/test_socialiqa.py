@@ -5,6 +5,7 @@ import shutil
 
 import pytest
 
+from eval.answers import tagged
 from eval.benchmarks.base import BenchmarkFormatError, default_score, record_for, scripted_metrics
 from eval.benchmarks.socialiqa import BENCHMARK, load, question_type
 from eval.rows import SYSTEM_PROMPT, meta
@@ -34,7 +35,7 @@ def test_labels_are_one_based(sample, rows):
 
 
 def test_breakdown_by_question_type(rows):
-    metrics = _run(rows, lambda r: f"<think>k</think><answer>{r['answer']}</answer>")
+    metrics = _run(rows, lambda r: tagged(r['answer'], "k"))
     types = metrics["by_question_type"]
     assert {"wants", "reactions", "motivations", "needs", "effects", "descriptions"} <= set(types)
     assert sum(v["n"] for v in types.values()) == len(rows)
@@ -104,7 +105,7 @@ def _variant(rows, choices, answer):
 
 
 @pytest.mark.parametrize("reply", [
-    "<think>t</think><answer>answer the phone</answer>", "answer the phone",
+    tagged("answer the phone", "t"), "answer the phone",
     "The answer is answer the phone", "Answer: answer the phone.", "A. answer the phone",
     "A", "She would answer the phone.",
 ])
@@ -121,7 +122,7 @@ def test_an_option_beginning_with_answer_can_be_chosen_by_its_text(rows, reply):
     ("I'm sorry, I cannot answer this question as it requires more context.", "none"),
     ("Sorry, I don't know.", "none"),
     ("As an AI, I have no feelings to say sorry with.", "none"),
-    ("<think>t</think><answer>I'm sorry, I can't tell.</answer>", "tag"),
+    (tagged("I'm sorry, I can't tell.", "t"), "tag"),
 ])
 def test_a_refusal_is_no_answer_even_when_an_option_is_sorry(rows, reply, read):
     # dev-923: one option is "sorry"; a refusal named it and scored right

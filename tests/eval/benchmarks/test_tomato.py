@@ -5,6 +5,7 @@ import re
 import pytest
 
 from eval import answers
+from eval.answers import tagged
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.tomato import BENCHMARK, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text
@@ -30,7 +31,7 @@ def test_every_question_loads(rows, items):
 
 
 def test_breakdowns(rows):
-    metrics = run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    metrics = run(rows, lambda r: tagged(r['answer'], "t"))
     assert set(metrics["by_mental_state"]) == {"belief", "desire", "emotion", "intention", "knowledge"}
     assert set(metrics["by_order"]) == {"2"} and set(metrics["by_false_belief"]) == {"True"}
     assert sum(v["n"] for v in metrics["by_mental_state"].values()) == 100

@@ -5,6 +5,7 @@ import shutil
 
 import pytest
 
+from eval.answers import tagged
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_records
 from eval.benchmarks.tombench import ANSWER_KEY, BENCHMARK, load, split_abilities
 from eval.rows import SYSTEM_PROMPT, meta, user_text
@@ -29,7 +30,7 @@ def run(rows, answer_of):
 
 
 def answer(letter):
-    return f"<think>t</think><answer>{letter}</answer>"
+    return tagged(letter, "t")
 
 
 def test_every_item_loads(rows, items):

@@ -3,6 +3,7 @@ import shutil
 
 import pytest
 
+from eval.answers import tagged
 from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
 from eval.benchmarks.tomi import BENCHMARK, load, question_kind
 from eval.rows import SYSTEM_PROMPT, meta, user_text
@@ -35,12 +36,12 @@ def test_story_is_shown_without_line_numbers(rows):
 def test_perfect_answerer_scores_100_with_spaces_and_article(rows):
     # the gold as written: tests/eval/test_benchmarks_all.py; the shared parser also reads
     # `green bucket` and `the green_bucket.` as `green_bucket`
-    spaced = run(rows, lambda r: f"<think>t</think><answer>the {r['answer'].replace('_', ' ')}.</answer>")
+    spaced = run(rows, lambda r: tagged(f"the {r['answer'].replace('_', ' ')}.", "t"))
     assert spaced["accuracy"] == 1.0
 
 
 def test_breakdowns_by_question_and_story_type(rows):
-    metrics = run(rows, lambda r: f"<think>t</think><answer>{r['answer']}</answer>")
+    metrics = run(rows, lambda r: tagged(r['answer'], "t"))
     assert set(metrics["by_question_kind"]) == {"first_order", "second_order", "reality", "memory"}
     assert len(metrics["by_question_type"]) == 9
     assert all(v["n"] == 11 for v in metrics["by_question_type"].values())
