@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -176,17 +175,13 @@ def test_grpo_colocate_trains_and_syncs_weights(sharp_model, tmp_path, toy_data)
     assert [r["step"] for r in logs if "loss" in r] == [1, 2]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_grpo_server_mode_with_the_project_server_script(sharp_model, tmp_path, toy_data):
     import requests
 
-    port = _free_port()
+    from eval.backends.vllm_server import free_port
+
+    port = free_port()
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1",
            "VENV": str(Path(sys.executable).parent.parent)}
     log = (tmp_path / "server.log").open("w")
