@@ -36,7 +36,7 @@ from exploretom.label import story_text
 from exploretom.lexicon import Context
 from exploretom.questions import generate_questions
 from exploretom.sampler import Progress, StorySampler
-from exploretom.targets import Item, Target, is_correct, judge
+from exploretom.targets import Item, Target, judge
 from exploretom.tracker import Tracker
 
 
@@ -67,6 +67,11 @@ class SearchConfig:
     g_neighbours: tuple[int, ...] = (5, 3, 1)
     branch_share: float = 0.5  # by_g: most of the budget one first-level branch may spend
     complete: bool = False  # nodes are complete stories; branch from the hardest
+    # an answer nobody can read: "wrong" counts it as a mistake in g (a story is hard when the
+    # target rambles as much as when it errs), "skip" leaves it out of g, so the search looks for
+    # stories the target answers readably and wrongly (a real model's rambling answers drew the
+    # complete-story search towards them: docs/exploretom-search.md, issue 31)
+    unreadable: str = "wrong"
 
     def __post_init__(self) -> None:
         for name in ("grouping", "budget", "continuations", "neighbours", "oversample"):
@@ -92,6 +97,8 @@ class SearchConfig:
             raise ValueError(f"search.branch_share must be in (0, 1], got {self.branch_share}")
         if self.complete and self.policy == "paper":
             raise ValueError("search.complete needs policy by_g")
+        if self.unreadable not in ("wrong", "skip"):
+            raise ValueError(f"search.unreadable must be wrong or skip, got {self.unreadable!r}")
 
 
 @dataclass
@@ -155,8 +162,10 @@ class Evaluator:
         responses = self.target.answer(items) if items else []
         tally = {key: [0, 0] for key in todo}
         for key, item, response in zip(owners, items, responses):
-            tally[key][0] += not is_correct(response, item.question, self.cfg.scoring,
-                                            item.tracker)
+            correct, read = judge(response, item.question, self.cfg.scoring, item.tracker)
+            if read == "none" and self.cfg.unreadable == "skip":
+                continue
+            tally[key][0] += not correct
             tally[key][1] += 1
         for key, (wrong, scored) in tally.items():
             self.cache[key] = (wrong, scored)

@@ -133,6 +133,30 @@ def test_evaluator_batches_all_nodes_in_one_call_and_caches_by_story():
     assert target.calls == 1 and search.evaluator.calls == 4
 
 
+class RamblingTarget(Target):
+    """Right on every other question; on the rest an answer nobody can read."""
+    name = "rambling"
+
+    def answer(self, items):
+        return [it.question["answer"] if i % 2 else "Well, that depends on many things, let me think."
+                for i, it in enumerate(items)]
+
+
+def test_unreadable_answers_count_as_mistakes_or_are_left_out_of_g():
+    cond = Conditions("A1", 3, 3, 1, 12)
+    wrong = _search(cond, RamblingTarget(), continuations=5)
+    node = Node(wrong.sampler.walk())
+    wrong.evaluator.evaluate([node])
+    asked = len(wrong.evaluator.scored_questions(node.tracker))
+    assert node.scored == asked and node.wrong == asked // 2 + asked % 2 and node.g < 0.6
+    skip = _search(cond, RamblingTarget(), continuations=5, unreadable="skip")
+    same = Node(node.tracker)
+    skip.evaluator.evaluate([same])
+    assert same.scored == asked // 2 and same.wrong == 0 and same.g == 1.0
+    with pytest.raises(ValueError, match="search.unreadable"):
+        SearchConfig(unreadable="ignore")
+
+
 def test_astar_finds_a_goal_within_budget_against_the_world_reasoner():
     cond = Conditions("A1", 3, 3, 2, 12)
     result = _search(cond, ReasonerTarget("world"), seed=3, budget=30, continuations=10).run()
