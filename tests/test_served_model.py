@@ -149,3 +149,36 @@ def test_tomsynth_generate_and_filter_with_the_served_model(served, tmp_path, ca
     truncated = {r["entry_id"] for r in raw if r.get("finish_reason") == "length"}
     assert s1["reasons"].get("truncated", 0) == len(truncated)
     assert not truncated & {k["entry_id"] for k in kept}  # a cut-off reply never becomes an item
+
+
+def test_tomsynth_filter_with_the_served_model_as_judge_of_well_formed_items(served, tmp_path, capsys):
+    """SmolLM2 writes no item that passes stage 1 (test above), so its verdicts are tested on the
+    offline writer's well-formed items: every item is judged, each verdict is one the filter knows
+    (a cut-off or refused verdict drops its item), and only PASS items are kept."""
+    import os
+
+    from eval.backends.fake_server import spawn
+    from tomsynth.cli import main
+
+    repo = Path(__file__).resolve().parents[1]
+    role = {"backend": "openai", "api_key_env": "", "concurrency": 16, "timeout_s": 300}
+    with spawn(reply="tomsynth.offline_writer:reply", lifetime_s=600,
+               env={**os.environ, "PYTHONPATH": str(repo)}) as writer:
+        config = tmp_path / "judge.yaml"
+        config.write_text(yaml.safe_dump({
+            "out_dir": str(tmp_path / "run"), "collections": ["main"], "entries_per_unit": {"main": 4},
+            "generator": {**role, "model": "offline-writer", "base_url": f"{writer}/v1", "max_new_tokens": 1024},
+            "verifier": {**role, "model": served.model, "base_url": served.base_url, "max_new_tokens": 128,
+                         "temperature": 0.0}}))
+        assert main(["generate", "-c", str(config), "--limit-units", "2", "--quiet"]) == 0
+        assert main(["filter", "-c", str(config), "--quiet"]) == 0
+    report = json.loads((tmp_path / "run" / "reports" / "filter-main.json").read_text())
+    s1, s3 = report["stage1"], report["stage3"]
+    assert s1["kept"] == 8 and s3["judged"] == 8 and s3["pending"] == 0
+    assert sum(s3["judgments"].values()) == 8
+    assert set(s3["judgments"]) <= {"PASS", "FALSE", "AMBIGUOUS", "OTHER", "UNPARSEABLE", "TRUNCATED",
+                                    "REFUSED", "EMPTY"}
+    assert report["final"] == s3["judgments"].get("PASS", 0)
+    verdicts = lines(tmp_path / "run" / "verify" / "verdicts.jsonl")
+    assert all(v["model"] == served.model and v["ok"] for v in verdicts)
+    capsys.readouterr()

@@ -185,9 +185,9 @@ class ContextSampler:
             a = batch[i]
             if not c.ok:
                 return self._set_aside(a, str(c.error))
-            text = ""
+            text = c.text  # kept in the failures file whatever went wrong, a cut-off reply too
             try:
-                text = completion_text(c)
+                completion_text(c)
                 reply = parse_model(ContextReply, text)
             except ReplyError as e:
                 return self._fail(a, e.reason, [str(e)], text)
@@ -208,9 +208,9 @@ class ContextSampler:
             a = kept[i]
             if not c.ok:
                 return self._set_aside(a, str(c.error))
-            text = ""
+            text = c.text
             try:
-                text = completion_text(c)
+                completion_text(c)
                 data = parse_json_reply(text, (dict, list))
                 items = data.get("updates") if isinstance(data, dict) else data
                 if not isinstance(items, list):
