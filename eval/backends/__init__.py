@@ -9,7 +9,7 @@ from typing import Any
 from eval.backends.base import Backend, Completion, GenerationConfig, ScriptedBackend
 from eval.paths import missing_local_model
 
-__all__ = ["BACKENDS", "Backend", "BackendError", "Completion", "GenerationConfig",
+__all__ = ["BACKENDS", "Backend", "BackendConfigError", "BackendError", "Completion", "GenerationConfig",
            "ScriptedBackend", "load_backend"]
 
 BACKENDS = {
@@ -23,6 +23,18 @@ BACKENDS = {
 class BackendError(RuntimeError):
     """A backend that cannot be built or used (unknown kind, missing package, bad model path);
     the message is one line the CLI prints as it is."""
+
+
+class BackendConfigError(BackendError, ValueError):
+    """A backend option or environment problem, as one line naming the option."""
+
+
+def options_error(e: Any, where: str) -> BackendConfigError:
+    """A pydantic ValidationError of a backend's options model as one line naming the option
+    (the same for every backend)."""
+    err = e.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "?"
+    return BackendConfigError(f"{where} option {loc!r}: {err['msg']}")
 
 
 # Backends that load weights from disk: a missing local folder is named before transformers
@@ -61,6 +73,14 @@ def load_backend(kind: str, model: str, **options: Any) -> Backend:
         names = ", ".join(repr(u) for u in unknown)
         raise BackendError(f"{kind} backend: unknown option{'s' if len(unknown) > 1 else ''} "
                            f"{names}; accepted: {', '.join(accepted) or 'none'}")
+    options_model = getattr(cls, "options_model", None)
+    if options_model is not None:  # a bad value is named before any model is looked for
+        from pydantic import ValidationError
+
+        try:
+            options_model(**options)
+        except ValidationError as e:
+            raise options_error(e, f"{kind} backend") from None
     if kind in LOCAL_WEIGHTS:
         problem = missing_local_model(str(model))
         if problem:

@@ -17,50 +17,59 @@ defaults (eos tokens, repetition penalty) are kept.
 from __future__ import annotations
 
 import copy
-from typing import Any, Sequence
+from typing import Any, Literal, Optional, Sequence
 
-from eval.backends import BackendError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from eval.backends import BackendError, options_error
 from eval.backends.base import Backend, Completion, Conversation, GenerationConfig, OnResult
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
+class HFOptions(BaseModel):
+    """The hf backend's options (`-O KEY=VALUE`), each declared once with its help."""
+
+    model_config = ConfigDict(extra="forbid")
+    device: str = Field("auto", description="auto, cpu, cuda, cuda:1")
+    dtype: Literal[DTYPES] = Field(  # type: ignore[valid-type]
+        "auto", description="auto (the checkpoint's on GPU, float32 on CPU), float32, bfloat16, float16")
+    batch_size: int = Field(8, ge=1, description="prompts generated together")
+    revision: Optional[str] = Field(None, description="a hub revision (online only)")
+    trust_remote_code: bool = Field(False, description="run the model repository's own code")
+    chat_template: Optional[str] = Field(None, description="a Jinja chat template instead of the tokenizer's")
+    max_input_tokens: Optional[int] = Field(
+        None, ge=1, description="longest prompt (default: the model's max_position_embeddings)")
+    device_map: Optional[str] = Field(None, description="auto spreads a model too big for one GPU over all")
+    share_prefixes: bool = Field(
+        False, description="prefill a prefix shared by several greedy prompts once (same answers; "
+                           "much faster when many prompts repeat a long story)")
+
+
 class HFBackend(Backend):
     name = "hf"
+    options_model = HFOptions
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        device: str = "auto",
-        dtype: str = "auto",
-        batch_size: int = 8,
-        revision: str | None = None,
-        trust_remote_code: bool = False,
-        chat_template: str | None = None,
-        max_input_tokens: int | None = None,
-        device_map: str | None = None,
-        share_prefixes: bool = False,
-    ) -> None:
-        """`model`: a local folder (or a hub id when online). `device`: auto, cpu, cuda, cuda:1.
-        `dtype`: auto (the checkpoint's on GPU, float32 on CPU), float32, bfloat16, float16.
-        `device_map="auto"` spreads a model that does not fit one GPU over all of them.
-        `share_prefixes`: prefill a prefix shared by several greedy prompts once (same answers;
-        much faster when many prompts repeat a long story)."""
+    def __init__(self, model: str, **options: Any) -> None:
+        """`model`: a local folder (or a hub id when online); `options`: the fields of
+        `HFOptions`, checked there (one line naming a bad option, as every backend does)."""
+        try:
+            o = HFOptions(**options)
+        except ValidationError as e:
+            raise options_error(e, "hf backend") from None
+        self.options = o
+        device, dtype, revision, device_map = o.device, o.dtype, o.revision, o.device_map
+        trust_remote_code, chat_template, max_input_tokens = o.trust_remote_code, o.chat_template, o.max_input_tokens
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as e:
             raise BackendError(f"the hf backend needs torch and transformers ({e.name} is missing): "
                                "install the `train` extra") from None
-        if dtype not in DTYPES:
-            raise BackendError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
-        if int(batch_size) < 1:
-            raise BackendError(f"batch_size must be >= 1, got {batch_size}")
         self.model = str(model)
-        self.batch_size = int(batch_size)
+        self.batch_size = o.batch_size
         self.revision = revision
-        self.share_prefixes = bool(share_prefixes)
+        self.share_prefixes = o.share_prefixes
         self._answers = None  # the hf_greedy.AnswerBank of greedy shared-prefix batches
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"

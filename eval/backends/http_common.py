@@ -39,15 +39,11 @@ import certifi
 import yarl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from eval.backends import BackendError
+from eval.backends import BackendConfigError, BackendError, options_error  # noqa: F401 (re-exported)
 from eval.backends.base import Backend, Completion, Conversation, GenerationConfig, OnResult
 from eval.backends.cache import ResponseCache, cache_key
 
 REDACTED = "[REDACTED]"
-
-
-class BackendConfigError(BackendError, ValueError):
-    """A backend option or environment problem, as one line naming the option."""
 
 
 class Price(BaseModel):
@@ -76,12 +72,6 @@ class HTTPOptions(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict)  # provider-specific request fields
     headers: dict[str, str] = Field(default_factory=dict)  # non-secret extra headers
     max_response_bytes: int = Field(8 * 1024 * 1024, ge=1024)
-
-
-def options_error(e: ValidationError, where: str) -> BackendConfigError:
-    err = e.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"]) or "?"
-    return BackendConfigError(f"{where} option {loc!r}: {err['msg']}")
 
 
 class TransientError(Exception):

@@ -16,16 +16,26 @@ def test_unknown_option_names_it_and_the_accepted_ones(kind):
 
 
 def test_several_unknown_options_are_named_together():
-    with pytest.raises(BackendError, match=r"unknown options 'bar', 'foo'; accepted: device, "):
+    with pytest.raises(BackendError, match=r"unknown options 'bar', 'foo'; accepted: batch_size, chat_template, "):
         load_backend("hf", "no/such-model", foo=1, bar=2)
 
 
-def test_accepted_options_come_from_the_constructor_or_the_options_model():
-    assert accepted_options(backend_class("hf"))[:3] == ["device", "dtype", "batch_size"]
+def test_accepted_options_come_from_each_backends_options_model():
+    assert accepted_options(backend_class("hf"))[:3] == ["batch_size", "chat_template", "device"]
     assert "concurrency" in accepted_options(backend_class("openai"))
     # vLLM passes options it does not name on to its engine: any name is accepted here
     assert accepted_options(backend_class("vllm")) is None
     assert set(BACKENDS) == {"hf", "vllm", "openai", "anthropic"}
+
+
+@pytest.mark.parametrize("kind, option, value", [("hf", "batch_size", 0), ("hf", "dtype", "int8"),
+                                                  ("openai", "concurrency", 0)])
+def test_a_bad_value_is_one_line_naming_the_option_for_every_backend(kind, option, value):
+    from eval.backends import BackendConfigError
+
+    with pytest.raises(BackendConfigError) as e:
+        load_backend(kind, "runs/none", **{option: value})
+    assert str(e.value).startswith(f"{kind} backend option '{option}': ") and "\n" not in str(e.value)
 
 
 def test_known_options_still_reach_the_model_check():
