@@ -1,9 +1,10 @@
-"""What every command line of the project shares: its exit codes, `KEY=VALUE` options and
-`--shard i/n`. (`eval` is the layer every package imports, so the commands of `exploretom`,
-`tomsynth` and `rl` read their options here too.)"""
+"""What every command line of the project shares: its exit codes, `KEY=VALUE` options,
+`--shard i/n`, and how summaries write a share and counts by reason. (`eval` is the layer every
+package imports, so the commands of `exploretom`, `tomsynth` and `rl` read their options here too.)"""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections import Counter
+from typing import Any, Mapping, Sequence
 
 EXIT_ERROR = 2  # bad input: one line `error: ...`
 EXIT_INCOMPLETE = 3  # the command ran, but some requests failed for good: running it again retries them
@@ -40,3 +41,16 @@ def parse_shard(text: str) -> tuple[int, int]:
     if not 0 <= i < n:
         raise ValueError(f"--shard {text}: need 0 <= i < n")
     return i, n
+
+
+def share(part: int, whole: int) -> str:
+    """`part` of `whole` as a percentage for a summary line ("37.5%"; "n/a" of nothing)."""
+    return f"{100 * part / whole:.1f}%" if whole else "n/a"
+
+
+def bracketed_counts(counts: Mapping[str, int]) -> str:
+    """Counts by reason for a summary line, most frequent first: " [truncated=9 no_json=2]"
+    ("" when there are none)."""
+    if not counts:
+        return ""
+    return " [" + " ".join(f"{k}={v}" for k, v in Counter(counts).most_common()) + "]"

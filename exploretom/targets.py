@@ -226,9 +226,10 @@ def make_target(spec: dict[str, Any]) -> Target:
     prompt = spec.pop("prompt", "paper")
     if kind != "served":
         return ModelTarget(load_backend(kind, model, **spec), max_new_tokens, prompt)
-    from eval.backends.vllm_server import VLLMServer, vllm_python
+    from eval.backends.vllm_server import VLLMServer, serve_flags, vllm_python
 
-    server = VLLMServer(model, python=vllm_python(), args=spec.pop("server_args", SERVED_ARGS)).start()
+    args = spec.pop("server_args", serve_flags(VLLM_TARGET))
+    server = VLLMServer(model, python=vllm_python(), args=args).start()
     try:
         backend = load_backend("openai", model, base_url=server.base_url, api_key_env="", **spec)
     except BaseException:
@@ -243,7 +244,6 @@ TARGET_FORMS = ("a reasoner (" + "|".join(REASONERS) + "), noisy:P,Q, or a local
 # same greedy answers), room for the longest story, and the shared system prompt and story of a
 # node's questions computed once
 VLLM_TARGET = {"dtype": "float32", "max_model_len": 4096, "enable_prefix_caching": True}
-SERVED_ARGS = ["--dtype", "float32", "--max-model-len", "4096", "--enable-prefix-caching"]
 
 
 def fastest_local_backend() -> str:

@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from eval.backends.http_common import BackendConfigError
-from eval.cli_common import EXIT_INCOMPLETE, parse_shard
+from eval.backends import BackendConfigError
+from eval.cli_common import EXIT_INCOMPLETE, bracketed_counts, parse_shard, share
 from eval.paths import describe_error
 from tomsynth.build import NothingToBuild
 from tomsynth.config import Config, ConfigError, load_config
@@ -60,7 +60,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     print(f"shard {args.shard}: {s.requested} requests, {s.already_done} already done, "
           f"{s.succeeded} generated now, {s.failed} failed")
     if s.problems:
-        print(f"of the replies: {sum(s.problems.values())} unusable{_reasons(dict(s.problems.most_common()))} "
+        print(f"of the replies: {sum(s.problems.values())} unusable{bracketed_counts(s.problems)} "
               "(kept in the raw log; the filter drops them)")
     if s.attempted:
         cost = "unknown (no price for this model)" if u.get("cost_usd") is None else f"${u['cost_usd']:.4f}"
@@ -82,23 +82,15 @@ def cmd_filter(args: argparse.Namespace) -> int:
     for c, r in reports.items():
         s1, s3 = r["stage1"], r["stage3"]
         print(f"{c}: {s1['generated']} generated -> stage 1 kept {s1['kept']} "
-              f"({_share(s1['kept'], s1['generated'])}){_reasons(s1['reasons'])} -> stage 3 kept "
-              f"{s3['kept']} of {s3['judged']} judged ({_share(s3['kept'], s3['judged'])})"
-              f"{_reasons(s3['judgments'])}, pending {s3['pending']}; "
+              f"({share(s1['kept'], s1['generated'])}){bracketed_counts(s1['reasons'])} -> stage 3 kept "
+              f"{s3['kept']} of {s3['judged']} judged ({share(s3['kept'], s3['judged'])})"
+              f"{bracketed_counts(s3['judgments'])}, pending {s3['pending']}; "
               f"report {cfg.out_dir / 'reports' / f'filter-{c}.md'}")
         pending += s3["pending"]
     if pending:
         print(f"{pending} item(s) still lack a verdict; run the same command again", file=sys.stderr)
         return EXIT_INCOMPLETE
     return 0
-
-
-def _share(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.1f}%" if whole else "n/a"
-
-
-def _reasons(counts: dict[str, int]) -> str:
-    return " [" + " ".join(f"{k}={v}" for k, v in counts.items()) + "]" if counts else ""
 
 
 def cmd_build(args: argparse.Namespace) -> int:

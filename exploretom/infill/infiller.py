@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 from tqdm.auto import tqdm
 
 from eval.backends.base import Backend, Completion, GenerationConfig
+from eval.cli_common import share
 from exploretom.infill.jobs import StoryJob
 from exploretom.infill.prompts import goals_prompt, infill_prompt, judge_prompt, narration_prompt
 from exploretom.infill.replies import (MAX_NARRATION_CHARS, Continuations, Goals, Opening,
@@ -43,7 +44,7 @@ class InfillStats:
         return (f"infill: stories={self.stories} ok={self.ok} failed={self.stories - self.ok} "
                 f"already_done={self.already} invalid_input={self.invalid_input} "
                 f"request_errors={self.request_errors} "
-                f"mean_attempts={mean:.2f} survived={self.ok / self.stories if self.stories else 0:.1%} "
+                f"mean_attempts={mean:.2f} survived={share(self.ok, self.stories)} "
                 f"rejections: {rej}{extra}")
 
 

@@ -18,3 +18,11 @@ def test_values_are_yaml_and_an_empty_value_is_the_empty_string():
 def test_a_pair_without_a_key_is_a_one_line_error(bad):
     with pytest.raises(ValueError, match="-O expects KEY=VALUE"):
         parse_pairs([bad], "-O")
+
+
+def test_summary_shares_and_counts_by_reason():
+    from eval.cli_common import bracketed_counts, share
+
+    assert share(3, 8) == "37.5%" and share(0, 0) == "n/a"
+    assert bracketed_counts({"no_json": 2, "truncated": 9}) == " [truncated=9 no_json=2]"
+    assert bracketed_counts({}) == ""

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from eval.backends import BackendError
-from eval.backends.vllm_server import VLLMServer, cpu_defaults, with_cpu_flags
+from eval.backends.vllm_server import VLLMServer, cpu_defaults, serve_flags, with_cpu_flags
 
 HEALTH = textwrap.dedent("""\
     import http.server, sys, subprocess
@@ -93,3 +93,10 @@ def test_cpu_flags_are_added_unless_the_command_line_sets_them_either_way():
         "serve", "m", "--enable-chunked-prefill", "--enforce-eager"]
     assert with_cpu_flags(["serve", "m", "--enforce-eager", "--no-enable-chunked-prefill"]) == [
         "serve", "m", "--enforce-eager", "--no-enable-chunked-prefill"]
+
+
+def test_engine_options_become_the_serve_flags_of_the_same_settings():
+    assert serve_flags({"dtype": "float32", "max_model_len": 4096, "enable_prefix_caching": True,
+                        "enable_chunked_prefill": False}) == [
+        "--dtype", "float32", "--max-model-len", "4096", "--enable-prefix-caching",
+        "--no-enable-chunked-prefill"]
