@@ -7,6 +7,7 @@ replaced whole is written beside its path and renamed over it, so a reader never
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -18,35 +19,64 @@ class InputError(ValueError):
 
 
 def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of the non-empty lines of a file; InputError if unreadable."""
+    """(line number, text) of the non-empty lines of a file; InputError names the file, and the
+    line of one that is not UTF-8."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: " + ("is a folder, expected a file" if p.is_dir() else "no such file"))
+    with open(p, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(f"{p}: line {n}: not UTF-8 text ({e.reason})") from None
+            if line.strip():
+                yield n, line
+
+
+def parse_object(line: str, at: str) -> dict[str, Any]:
+    """One line's JSON object; InputError `AT: not valid JSON (...)` or `AT: expected a JSON
+    object, got list` otherwise."""
     try:
-        with open(p, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if line.strip():
-                    yield n, line
-    except UnicodeDecodeError as e:
-        raise InputError(f"{p}: not a UTF-8 text file ({e.reason})") from None
+        obj = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as e:
+        why = f"{e.msg}, column {e.colno}" if isinstance(e, json.JSONDecodeError) else "nested too deeply"
+        raise InputError(f"{at}: not valid JSON ({why})") from None
+    if not isinstance(obj, dict):
+        raise InputError(f"{at}: expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def numbered_records(path: str | Path, *, skip_torn: bool = False
+                     ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-empty line of a JSON Lines file, read lazily: the one
+    reader of every JSONL file the project reads (releases, rows, runs' own records).
+    `skip_torn` passes over lines that are not JSON, as a killed writer leaves them, for readers
+    of a run still being written; a line of JSON that is not an object still fails."""
+    for n, line in iter_lines(path):
+        try:
+            yield n, parse_object(line, f"{path}: line {n}")
+        except InputError:
+            if not (skip_torn and _not_json(line)):
+                raise
+
+
+def _not_json(line: str) -> bool:
+    try:
+        json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return True
+    return False
 
 
 def iter_records(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """("FILE: line N", object) for every non-empty line; InputError names the line of a line
-    that is not a JSON object."""
-    for n, line in iter_lines(path):
-        at = f"{path}: line {n}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{at}: invalid JSON ({e.msg}, column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{at}: expected a JSON object")
-        yield at, obj
+    """("FILE: line N", object) for every non-empty line (`numbered_records`)."""
+    for n, obj in numbered_records(path):
+        yield f"{path}: line {n}", obj
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
-    for _, obj in iter_records(path):
+    for _, obj in numbered_records(path):
         yield obj
 
 
@@ -104,22 +134,41 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]], **dumps: An
                                     for r in records))
 
 
-class Appender:
-    """Append JSON objects one line at a time, flushed so a crash loses at most one line."""
+class LogBusy(RuntimeError):
+    """Another live process is appending to the same file (`Appender(..., exclusive=True)`)."""
 
-    def __init__(self, path: str | Path, fsync_every: int = 200) -> None:
+
+class Appender:
+    """Append JSON objects one line at a time, flushed so a crash loses at most one line.
+
+    `exclusive`: one writer per file, for logs that several processes (shards) may be pointed at
+    by mistake: a second process opening it gets `LogBusy` (the lock dies with its process, so a
+    kill -9 never leaves it stale), and the partial last line a killed writer left is cut off
+    first (it was never acknowledged: its work is redone). `sort_keys` as json.dumps'."""
+
+    def __init__(self, path: str | Path, fsync_every: int = 200, *, exclusive: bool = False,
+                 sort_keys: bool = False) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._f = open(path, "a", encoding="utf-8")
-        self._every, self._n = fsync_every, 0
+        self._every, self._n, self._sort = fsync_every, 0, sort_keys
+        if exclusive:
+            try:
+                fcntl.flock(self._f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self._f.close()
+                raise LogBusy(f"{path} is being written by another process") from None
+            cut_torn_tail(path)
 
     def write(self, obj: dict[str, Any]) -> None:
-        self._f.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self._f.write(json.dumps(obj, ensure_ascii=False, sort_keys=self._sort) + "\n")
         self._f.flush()
         self._n += 1
         if self._n % self._every == 0:
             os.fsync(self._f.fileno())
 
     def close(self) -> None:
+        if self._f.closed:
+            return
         self._f.flush()
         os.fsync(self._f.fileno())
         self._f.close()
@@ -129,3 +178,34 @@ class Appender:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def cut_torn_tail(path: str | Path) -> None:
+    """Truncate a file after its last newline (the partial line a killed writer left)."""
+    path = Path(path)
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+        pos = f.seek(0, os.SEEK_END)
+        block = 65536
+        while pos > 0:
+            start = max(0, pos - block)
+            f.seek(start)
+            chunk = f.read(pos - start)
+            idx = chunk.rfind(b"\n")
+            if idx >= 0:
+                f.truncate(start + idx + 1)
+                return
+            pos = start
+        f.truncate(0)
+
+
+def complete_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The records of a log that may still be written or was killed mid-line: nothing when it
+    does not exist, and a partial line passed over."""
+    if Path(path).exists():
+        for _, obj in numbered_records(path, skip_torn=True):
+            yield obj

@@ -44,7 +44,7 @@ def label_line(line: str, max_order: int = 2, line_no: int | None = None) -> dic
     try:
         raw = json.loads(line)
     except json.JSONDecodeError as e:
-        return {"id": None, "error": f"{where}invalid JSON ({e.msg}, column {e.colno})"}
+        return {"id": None, "error": f"{where}not valid JSON ({e.msg}, column {e.colno})"}
     story_id = raw.get("id") if isinstance(raw, dict) else None
     try:
         return label_story(parse_story(raw), max_order)

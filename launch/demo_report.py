@@ -24,6 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from eval.jsonl import InputError, numbered_records
 from eval.paths import describe_error
 from report_html import html
 from eval.stats import mcnemar_exact, paired_bootstrap, wilson
@@ -111,23 +112,14 @@ def derived_table(rows: dict[str, dict[str, Any]], ids: list[str]) -> dict[str, 
 
 # ------------------------------------------------------------------------- inputs
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The records of a run's JSONL file, [] before it exists; a line cut short by a kill is
+    passed over."""
     if not path.exists():
         return []
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise ReportError(f"{path}: not a UTF-8 text file ({e.reason})") from None
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by a kill
-            if not isinstance(record, dict):
-                raise ReportError(f"{path}: line {n}: expected a JSON object")
-            out.append(record)
-    return out
+        return [record for _, record in numbered_records(path, skip_torn=True)]
+    except InputError as e:
+        raise ReportError(str(e)) from None
 
 
 def training_log(path: Path) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from eval.jsonl import InputError, numbered_records
 from eval.paths import looks_local
 from eval.rows import COLUMNS, RowError, validate_row
 from eval.rows import meta as row_meta
@@ -40,23 +41,15 @@ class Source:
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     rows = []
-    with path.open("rb") as f:
-        for lineno, raw in enumerate(f, 1):
+    try:
+        for lineno, row in numbered_records(path):
             try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise DataError(f"{path}:{lineno}: not UTF-8 text ({e.reason})") from None
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DataError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
-            try:
-                validate_row(row, where=f"{path}:{lineno}: ")
+                validate_row(row, where=f"{path}: line {lineno}: ")
             except RowError as e:
                 raise DataError(str(e)) from None
             rows.append({c: row[c] for c in COLUMNS})
+    except InputError as e:
+        raise DataError(str(e)) from None
     return rows
 
 
@@ -214,10 +207,12 @@ def traced_rows(ds) -> int:
 
 
 def sft_examples(ds, *, target: str = "think_answer", think_fields: Iterable[str] | None = None,
-                 think_default: str | None = None, think: str = "fields"):
+                 think_default: str | None = None, think: str = "fields",
+                 choice_answer: str = "letter"):
     """Prompt-completion examples for SFT: the row's prompt, and as completion the assistant reply
     `<think>...</think><answer>GOLD</answer>` (rl.targets) or only the gold answer. `think`
-    picks the meta keys the think text may come from (sft.think in rl.config)."""
+    picks the meta keys the think text may come from (sft.think in rl.config), `choice_answer`
+    how a multiple-choice row answers (sft.choice_answer)."""
     from rl.targets import THINK_FIELDS, target_text
 
     if think == "trace":
@@ -230,7 +225,8 @@ def sft_examples(ds, *, target: str = "think_answer", think_fields: Iterable[str
         raise ValueError(f"think must be fields, trace or template, got {think!r}")
 
     def convert(row):
-        reply = (target_text(row, fields, think_default) if target == "think_answer"
+        reply = (target_text(row, fields, think_default, choice_answer)
+                 if target == "think_answer"
                  else row["answer"])
         return {"prompt": row["prompt"], "completion": [{"role": "assistant", "content": reply}]}
 

@@ -47,7 +47,8 @@ def load_examples(cfg: SFTRun, sources, size):
                               "(export ExploreToM data with python -m exploretom export)")
         say(f"[rl.sft] think text: the tracker's trace for {n} of {len(ds)} rows")
     ds = sft_examples(ds, target=cfg.sft.target, think_fields=cfg.sft.think_fields,
-                      think_default=cfg.sft.think_default, think=cfg.sft.think)
+                      think_default=cfg.sft.think_default, think=cfg.sft.think,
+                      choice_answer=cfg.sft.choice_answer)
     if cfg.sft.loss == "assistant_only":
         ds = ds.map(lambda r: {"messages": r["prompt"] + r["completion"]},
                     remove_columns=["prompt", "completion"])

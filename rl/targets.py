@@ -37,10 +37,32 @@ def think_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS,
     return _TEMPLATES.get(row.get("answer_type", ""), _TEMPLATES["short"])
 
 
+def option_text(row: dict[str, Any]) -> str | None:
+    """The text of a choice row's gold option (`answer` "B" of choices [x, y] -> y); None for
+    other rows or a gold that is not one of the options' letters."""
+    choices = row.get("choices") or []
+    gold = str(row.get("answer", "")).strip().upper()
+    if row.get("answer_type") != "choice" or len(gold) != 1 or not choices:
+        return None
+    index = ord(gold) - ord("A")
+    return choices[index] if 0 <= index < len(choices) else None
+
+
 def target_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS,
-                default: str | None = None) -> str:
-    """The full assistant reply for a contract row."""
-    return tagged(row["answer"], think_text(row, fields, default))
+                default: str | None = None, choice_answer: str = "letter") -> str:
+    """The full assistant reply for a contract row. `choice_answer` says how a choice row
+    answers: `letter` (`<answer>B</answer>`), `text` (the gold option's text in the answer, as
+    a short-answer row would give it; every choice scorer reads an option by its text too), or
+    `text_then_letter` (the option's text as the think, then its letter)."""
+    think = think_text(row, fields, default)
+    text = option_text(row) if choice_answer != "letter" else None
+    if text is None:
+        return tagged(row["answer"], think)
+    if choice_answer == "text":
+        return tagged(text, think)
+    if choice_answer == "text_then_letter":
+        return tagged(row["answer"], f"{think} {text}".strip())
+    raise ValueError(f"choice_answer must be letter, text or text_then_letter, got {choice_answer!r}")
 
 
 def template_phrases() -> list[str]:

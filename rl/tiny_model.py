@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from eval.jsonl import InputError, numbered_records
 from eval.paths import describe_error
 from rl.targets import think_text
 
@@ -69,20 +70,15 @@ def read_corpus(paths: Iterable[str | Path]) -> Iterator[str]:
             continue
         if not path.is_file():
             raise CorpusError(f"{path}: no such file or folder")
-        is_jsonl = path.suffix in (".jsonl", ".json")
-        with path.open(encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                line = line.strip()
-                if not line:
-                    continue
-                if not is_jsonl:
-                    yield line
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise CorpusError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
-                yield from _texts_of(record, f"{path}:{lineno}")
+        if path.suffix not in (".jsonl", ".json"):
+            with path.open(encoding="utf-8") as f:
+                yield from (line.strip() for line in f if line.strip())
+            continue
+        try:
+            for lineno, record in numbered_records(path):
+                yield from _texts_of(record, f"{path}: line {lineno}")
+        except InputError as e:
+            raise CorpusError(str(e)) from None
 
 
 def _folder_texts(path: Path) -> Iterator[str]:

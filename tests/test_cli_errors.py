@@ -298,7 +298,7 @@ USER_TERMS = [
                                            model__path=str(tokenizer_dir(t / "tok")),
                                            data__train=[{"path": str(write_bad(t / "d.jsonl", "binary", ""))}],
                                            train__output_dir=str(t / "out")))],
-        [f"{t / 'd.jsonl'}:1", "not UTF-8"])),
+        [f"{t / 'd.jsonl'}: line 1", "not UTF-8"])),
 ]
 
 CASES = [*EXPLORETOM, *TOMSYNTH, *RL, *EVAL, *LAUNCH, *BENCHMARKS, *USER_TERMS]

@@ -21,7 +21,7 @@ from tomsynth.generate import raw_records
 from tomsynth.items import Item
 from tomsynth.prompts import question_text
 from tomsynth.quality import PAPER, filtered_path, load_filtered, verdicts_path
-from tomsynth.store import read_records
+from eval.jsonl import complete_records
 from tomsynth.units import unit_by_id
 
 NAMES = {"main": "ToM-Synth-27K", "contrast": "ToM-Synth-27K-Contrast", "merged": "ToM-Synth-Merged-55K"}
@@ -109,7 +109,7 @@ def usage_totals(cfg: Config) -> dict[str, dict[str, Any]]:
     """
     totals: dict[str, Counter] = {}
     unpriced: dict[str, set[str]] = {}
-    for role, records in (("generator", raw_records(cfg)), ("verifier", read_records(verdicts_path(cfg)))):
+    for role, records in (("generator", raw_records(cfg)), ("verifier", complete_records(verdicts_path(cfg)))):
         for r in records:
             t = totals.setdefault(role, Counter())
             t["requests"] += 1

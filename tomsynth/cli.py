@@ -11,7 +11,7 @@ from eval.cli_common import EXIT_INCOMPLETE, bracketed_counts, parse_shard, shar
 from eval.paths import describe_error
 from tomsynth.build import NothingToBuild
 from tomsynth.config import Config, ConfigError, load_config
-from tomsynth.store import LogBusy
+from eval.jsonl import InputError, LogBusy
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.fn(args)
-    except (ConfigError, BackendConfigError, LogBusy, NothingToBuild, OSError) as e:
+    except (ConfigError, BackendConfigError, LogBusy, InputError, NothingToBuild, OSError) as e:
         print(f"error: {describe_error(e)}", file=sys.stderr)
         return 2
     except (json.JSONDecodeError, UnicodeDecodeError) as e:  # a report file edited or damaged

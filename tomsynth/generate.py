@@ -1,7 +1,7 @@
 """Synthesis: one generator request per (unit, entry), written to disk as each one finishes.
 
 Every finished request appends one record to `<out_dir>/raw/shard-<i>-of-<n>.jsonl` (see
-`store.AppendLog`). A re-run reads every raw log first and only asks for entries without a
+`eval.jsonl.Appender`). A re-run reads every raw log first and only asks for entries without a
 successful record, so after `kill -9` at any point nothing is lost (work in flight is redone, and
 the response cache usually answers it for free) and nothing is duplicated. Failed requests are
 logged too (for the report) and retried by the next run.
@@ -20,7 +20,7 @@ from eval.jsonl import write_json
 from eval.replies import text_problem
 from tomsynth.config import Config
 from tomsynth.prompts import synthesis_messages
-from tomsynth.store import AppendLog, read_records
+from eval.jsonl import Appender, complete_records
 from tomsynth.units import Unit, select, units
 
 
@@ -50,7 +50,7 @@ def raw_dir(cfg: Config) -> Path:
 
 def raw_records(cfg: Config) -> Iterable[dict]:
     for path in sorted(raw_dir(cfg).glob("shard-*.jsonl")):
-        yield from read_records(path)
+        yield from complete_records(path)
 
 
 def done_entries(cfg: Config) -> set[str]:
@@ -84,14 +84,14 @@ def run(cfg: Config, *, shard: tuple[int, int] = (0, 1), limit_units: int | None
     todo = [r for r in mine if r.entry_id not in done]
     backend = cfg.backend("generator")
     gen = cfg.generator.generation()
-    log = AppendLog(raw_dir(cfg) / f"shard-{i:03d}-of-{n:03d}.jsonl")
+    log = Appender(raw_dir(cfg) / f"shard-{i:03d}-of-{n:03d}.jsonl", exclusive=True, sort_keys=True)
     ok = failed = 0
     problems: Counter = Counter()
 
     def on_result(idx: int, c: Completion) -> None:
         nonlocal ok, failed
         r = todo[idx]
-        log.append({
+        log.write({
             "entry_id": r.entry_id, "unit": r.unit.id, "collection": r.unit.collection, "k": r.k,
             "ok": c.ok, "text": c.text if c.ok else None, "error": c.error,
             "finish_reason": c.finish_reason(),

@@ -22,7 +22,7 @@ from tomsynth.config import Config
 from tomsynth.generate import raw_records
 from tomsynth.items import Item, Rejected, balance, check_reply, length_bias, letter_distribution, parse_verdict
 from tomsynth.prompts import verification_messages
-from tomsynth.store import AppendLog, read_records
+from eval.jsonl import Appender, complete_records
 from tomsynth.units import unit_by_id
 
 # The paper's own figures (section 3.3): 27,648 generated, 89 dropped at stage 1, 1,703 of the
@@ -101,7 +101,7 @@ def stage3(cfg: Config, items: list[Item], progress: bool = True) -> tuple[dict[
     """Verdicts for `items` (asking the verifier only about those not judged yet) and usage."""
     path = verdicts_path(cfg)
     known: dict[tuple[str, str], dict] = {}
-    for r in read_records(path):
+    for r in complete_records(path):
         # A verdict counts only for the exact item content and the configured verifier model.
         if r.get("ok") and r.get("backend") == cfg.verifier.backend and r.get("model") == cfg.verifier.model:
             known.setdefault((r.get("entry_id"), r.get("item_hash")), r)
@@ -110,7 +110,7 @@ def stage3(cfg: Config, items: list[Item], progress: bool = True) -> tuple[dict[
     if todo:
         backend = cfg.backend("verifier")
         gen = cfg.verifier.generation()
-        log = AppendLog(path)
+        log = Appender(path, exclusive=True, sort_keys=True)
 
         def on_result(i: int, c: Completion) -> None:
             it = todo[i]
@@ -124,7 +124,7 @@ def stage3(cfg: Config, items: list[Item], progress: bool = True) -> tuple[dict[
                 record.update({"judgment": found.upper(), "correct_answer": None, "reason": found}
                               if found else parse_verdict(c.text))
                 known[(it.entry_id, record["item_hash"])] = record
-            log.append(record)
+            log.write(record)
 
         prompts = [verification_messages(it.format, it.text, it.question, it.options, it.answer) for it in todo]
         try:
@@ -188,7 +188,7 @@ def _write_items(path: Path, items: list[Item]) -> None:
 
 
 def load_filtered(cfg: Config, collection: str) -> list[Item]:
-    return [Item.from_dict(r) for r in read_records(filtered_path(cfg, collection))]
+    return [Item.from_dict(r) for r in complete_records(filtered_path(cfg, collection))]
 
 
 def _pct(x: float | None) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Hashable, Iterable, Iterator, NoReturn, Sequence
 
 from eval.benchmarks.base import BenchmarkFormatError, mean
+from eval.jsonl import InputError, numbered_records
 
 __all__ = [
     "LETTERS", "check_unique_ids", "choice_block", "f1", "fail", "files_in", "get", "has_cjk",
@@ -92,18 +93,14 @@ def read_json(path: Path) -> Any:
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line, read lazily; a line that is not a JSON
-    object fails."""
-    for n, line in enumerate(read_text(path).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            fail(path, n, f"not valid JSON ({e.msg} at column {e.colno})")
-        if not isinstance(obj, dict):
-            fail(path, n, f"expected a JSON object, got {type(obj).__name__}")
-        yield n, obj
+    """(line number, object) for each non-blank line, read lazily (eval.jsonl's reader); a line
+    that is not a JSON object fails."""
+    if not path.is_file():
+        fail(path, "", "no such file")
+    try:
+        yield from numbered_records(path)
+    except InputError as e:
+        raise BenchmarkFormatError(str(e)) from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ def read_jobs(path: str, done: set, seed: int, max_order: int, goals: bool, narr
             raw = json.loads(line)
         except (json.JSONDecodeError, RecursionError):
             stats.invalid_input += 1
-            log(f"{path}: line {n}: invalid JSON, skipped")
+            log(f"{path}: line {n}: not valid JSON, skipped")
             continue
         if not isinstance(raw, dict) or "error" in raw:
             stats.invalid_input += 1

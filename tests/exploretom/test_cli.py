@@ -46,7 +46,7 @@ def test_label_invalid_and_malformed_lines_become_errors_and_the_run_continues(t
     assert [o["id"] for o in out] == ["sally-anne", 7, None, "u", "m", "again"]
     errors = {o["id"]: o["error"] for o in out if "error" in o}
     assert errors[7] == ("line 2: action 1 (move_object_container): Anne is not in any room")
-    assert errors[None].startswith("line 3: invalid JSON")
+    assert errors[None].startswith("line 3: not valid JSON")
     assert errors["u"] == "line 4: action 1: unknown action type 'dance'"
     assert errors["m"] == "line 5: action 1 (enter_room): field 'room' must be a non-empty string"
     assert all("\n" not in e for e in errors.values())

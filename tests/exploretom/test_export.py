@@ -273,7 +273,7 @@ def test_bad_input_gives_one_line_errors(stories, tmp_path, capsys):
     good = stories[0].read_text().splitlines()
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join([good[0], good[1][:50], good[2]]) + "\n")
-    assert f"{bad}: line 2: invalid JSON" in error([bad], tmp_path / "o")
+    assert f"{bad}: line 2: not valid JSON" in error([bad], tmp_path / "o")
     unlabelled = json.loads(good[0])
     del unlabelled["questions"]
     bad.write_text(good[1] + "\n" + json.dumps(unlabelled) + "\n")

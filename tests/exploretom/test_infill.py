@@ -283,7 +283,7 @@ def test_invalid_input_lines_are_reported_and_skipped(tmp_path, capsys):
         assert cli_main(["infill", str(src), "-o", str(out), "--model", "m", "--base-url",
                          srv.openai_base_url]) == 0
     captured = capsys.readouterr()
-    assert f"{src}: line 2: invalid JSON, skipped" in captured.err
+    assert f"{src}: line 2: not valid JSON, skipped" in captured.err
     assert f"{src}: line 4: action 1 (leave_room)" in captured.err
     assert f"{src}: line 5: missing or repeated id 'sally-anne', skipped" in captured.err
     assert "stories=1 ok=1" in captured.out and "invalid_input=4" in captured.out

@@ -131,7 +131,7 @@ def test_bad_input_gives_one_line_errors(base, tmp_path):
     recs = hand_made(base)
     assert "no such file" in error(tmp_path / "missing.jsonl")
     bad = write(tmp_path / "bad.jsonl", recs[:1], ('{"id": "cut", "method": "ast\n',))
-    assert f"{bad}: line 2: invalid JSON" in error(bad)
+    assert f"{bad}: line 2: not valid JSON" in error(bad)
     del recs[1]["questions"][0]["correct"]
     assert f"{bad}: line 2: questions[0]: missing field 'correct'" in error(write(bad, recs[:2]))
     recs = hand_made(base)

@@ -1,5 +1,6 @@
 """Loading, validating and mixing row datasets for training."""
 import json
+import re
 from collections import Counter
 
 import pytest
@@ -64,9 +65,9 @@ def test_bad_rows_name_the_file_line_and_field(tmp_path):
     with pytest.raises(DataError) as e:
         load_source(Source(str(path)))
     msg = str(e.value)
-    assert f"{path}:2" in msg and "answer_type 'essay'" in msg and "\n" not in msg
+    assert f"{path}: line 2" in msg and "answer_type 'essay'" in msg and "\n" not in msg
     path.write_text(json.dumps(toy_rows(1, "toy-location")[0]) + "\n{not json\n")
-    with pytest.raises(DataError, match=rf"{path}:2: not valid JSON"):
+    with pytest.raises(DataError, match=re.escape(f"{path}: line 2: not valid JSON")):
         load_source(Source(str(path)))
     with pytest.raises(DataError, match="no such file"):
         load_source(Source(str(tmp_path / "missing.jsonl")))
@@ -111,6 +112,31 @@ def test_sft_think_default_replaces_the_templates_but_not_a_trace():
     traced = {**row, "meta": '{"reasoning": "Sally left before the move."}'}
     assert target_text(traced, default="x") == \
         tagged("box", "Sally left before the move.")
+
+
+def test_choice_answer_names_the_gold_option_by_letter_text_or_both():
+    """A fifteen-option row's gold "C" is the option "blue_crate": answered by its letter (the
+    default), by its text (which the choice scorer reads as option C), or thought as text and
+    then answered by letter. Rows of other kinds answer as before."""
+    from eval.answers import score
+    from rl.targets import target_text
+
+    choices = ["red_box", "green_box", "blue_crate"] + [f"bin_{i}" for i in range(12)]
+    row = {"answer": "C", "answer_type": "choice", "choices": choices, "meta": "{}"}
+    assert target_text(row, default="") == tagged("C", "")
+    assert target_text(row, default="", choice_answer="text") == tagged("blue_crate", "")
+    assert target_text(row, default="", choice_answer="text_then_letter") == \
+        tagged("C", "blue_crate")
+    for how in ("letter", "text", "text_then_letter"):
+        verdict = score(target_text(row, default="", choice_answer=how), "C", "choice", choices)
+        assert verdict.correct and verdict.format_ok
+        wrong = score(target_text(row, default="", choice_answer=how), "B", "choice", choices)
+        assert not wrong.correct
+    short = {"answer": "box", "answer_type": "short", "meta": "{}"}
+    assert target_text(short, default="", choice_answer="text") == tagged("box", "")
+    # a gold that names no option is left as it is
+    odd = {**row, "answer": "Q"}
+    assert target_text(odd, default="", choice_answer="text") == tagged("Q", "")
 
 
 def test_meta_filter_keeps_rows_with_the_listed_values(tmp_path):

@@ -82,7 +82,7 @@ def test_command_line(tmp_path, corpus, capsys):
     bad.write_text('{"text": "fine"}\n{"neither": 1}\n')
     assert main(["--corpus", str(bad), "-o", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == f"error: {bad}:2: expected a row (with 'prompt') or a story (with 'text')"
+    assert err == f"error: {bad}: line 2: expected a row (with 'prompt') or a story (with 'text')"
     assert main(["--corpus", str(corpus["plain"]), "-o", str(tmp_path / "y"), "--hidden-size", "30"]) == 2
     assert "divisible" in capsys.readouterr().err
     with pytest.raises(CorpusError, match="no such file"):
@@ -119,5 +119,5 @@ def test_the_reasoning_trace_sft_writes_is_in_the_tokenizer_corpus(tmp_path):
 
     rows[1]["meta"] = "not json"
     bad = write_jsonl(tmp_path / "bad.jsonl", rows)
-    with pytest.raises(CorpusError, match=r"bad.jsonl:2: field 'meta' is neither an object nor JSON text"):
+    with pytest.raises(CorpusError, match=r"bad.jsonl: line 2: field 'meta' is neither an object nor JSON text"):
         list(read_corpus([bad]))

@@ -9,7 +9,6 @@ import pytest
 
 from tomsynth.cli import main
 from tomsynth.config import ConfigError, load_config
-from tomsynth.store import AppendLog, LogBusy, read_records
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -122,25 +121,3 @@ def test_missing_generator_and_cli_errors(tmp_path, capsys, monkeypatch):
     assert "--shard 3/2" in capsys.readouterr().err
     assert main(["generate", "--config", str(tmp_path / "nope.yaml")]) == 2
     assert "no such file" in capsys.readouterr().err
-
-
-def test_append_log_survives_a_torn_tail_and_refuses_a_second_writer(tmp_path):
-    path = tmp_path / "log.jsonl"
-    with AppendLog(path) as log:
-        log.append({"i": 1})
-        log.append({"i": 2, "text": "é\n"})
-        with pytest.raises(LogBusy):
-            AppendLog(path)
-    with path.open("ab") as f:
-        f.write(b'{"i": 3, "text": "half a rec')  # what kill -9 in mid-write would leave
-    assert [r["i"] for r in read_records(path)] == [1, 2]
-    with AppendLog(path) as log:  # cuts the torn tail before appending
-        log.append({"i": 4})
-    assert [r["i"] for r in read_records(path)] == [1, 2, 4]
-    assert path.read_bytes().endswith(b'{"i": 4}\n')
-    # a log that is one torn line only
-    other = tmp_path / "torn.jsonl"
-    other.write_bytes(b'{"a"')
-    AppendLog(other).close()
-    assert other.read_bytes() == b"" and not list(read_records(other))
-    assert os.path.getsize(path) > 0

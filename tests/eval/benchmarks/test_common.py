@@ -67,7 +67,7 @@ def test_read_jsonl_numbers_lines_and_names_bad_ones(tmp_path):
     with pytest.raises(BenchmarkFormatError, match="^" + re.escape(f"{f}: line 2: not valid JSON")):
         list(read_jsonl(f))
     f.write_bytes(b'{"a": "\xff"}\n')
-    with pytest.raises(BenchmarkFormatError, match="^" + re.escape(f"{f}: byte 7: not UTF-8 text")):
+    with pytest.raises(BenchmarkFormatError, match="^" + re.escape(f"{f}: line 1: not UTF-8 text")):
         list(read_jsonl(f))
     none = tmp_path / "none.jsonl"
     with pytest.raises(BenchmarkFormatError, match="^" + re.escape(f"{none}: no such file") + "$"):
