@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from eval.backends import BACKENDS, Backend, BackendError, load_backend
+from eval.backends import (BACKENDS, Backend, BackendError, accepted_options, backend_class,
+                           load_backend)
 from eval.cli_common import parse_pairs
 
 
@@ -43,7 +44,8 @@ def _options(kind: str, base_url: str | None, cache: str | None, extra: dict[str
     options = dict(extra)
     if base_url:
         options["base_url"] = base_url
-    if cache and kind in ("openai", "anthropic"):
+    # the backends with a response cache say so by taking the option
+    if cache and "cache" in (accepted_options(backend_class(kind)) or ()):
         options.setdefault("cache", cache)
     return options
 

@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from eval.jsonl import InputError, numbered_records
 from eval.paths import describe_error
 
 
@@ -47,24 +48,13 @@ def summarize(records: list[dict], skip: int = 1) -> dict[str, float]:
 
 
 def read_log(path: Path) -> list[dict]:
+    """The records of a log.jsonl of rl.train."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise TimingError(f"{path}: no such file") from None
-    except UnicodeDecodeError as e:
-        raise TimingError(f"{path}: not a UTF-8 text file ({e.reason})") from None
-    except OSError as e:  # a folder, no permission, ...
+        return [record for _, record in numbered_records(path)]
+    except InputError as e:
+        raise TimingError(str(e)) from None
+    except OSError as e:  # no permission, ...
         raise TimingError(describe_error(e)) from None
-    records = []
-    for n, line in enumerate(lines, 1):
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise TimingError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-            if not isinstance(records[-1], dict):
-                raise TimingError(f"{path}:{n}: expected a JSON object (a log.jsonl of rl.train)")
-    return records
 
 
 def main(argv: list[str] | None = None) -> int:
