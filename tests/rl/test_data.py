@@ -137,6 +137,12 @@ def test_choice_answer_names_the_gold_option_by_letter_text_or_both():
     # a gold that names no option is left as it is
     odd = {**row, "answer": "Q"}
     assert target_text(odd, default="", choice_answer="text") == tagged("Q", "")
+    # sft.choice_answer reaches the examples
+    from datasets import Dataset
+
+    ds = Dataset.from_list([{**row, "prompt": [{"role": "user", "content": "Where?"}]}])
+    ex = sft_examples(ds, think="template", think_default="", choice_answer="text_then_letter")
+    assert ex[0]["completion"] == [{"role": "assistant", "content": tagged("C", "blue_crate")}]
 
 
 def test_meta_filter_keeps_rows_with_the_listed_values(tmp_path):
