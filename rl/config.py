@@ -242,12 +242,14 @@ class SFTSettings(_Section):
                           "templates of rl.targets; a string replaces them (\"\": an empty think)")
     # A small model that answers a location question in words well may not find that place's
     # letter among fifteen options (SmolLM2 after SFT: 68% of short answers right, 9% of
-    # fifteen-option ones; docs/experiments.md, 2026-11-27 sixth session)
+    # fifteen-option ones; answering those by the place's name gained 19 points on Hi-ToM;
+    # docs/experiments.md, 2026-11-27 sixth session)
     choice_answer: Literal["letter", "text", "text_then_letter"] = Field(
         "letter", description="how a multiple-choice row answers: letter: <answer>B</answer>; "
-                              "text: the gold option's text in the answer (the choice scorers "
-                              "read an option by its text too); text_then_letter: the option's "
-                              "text as the think, then its letter")
+                              "text: the gold option's text in the answer when the options are "
+                              "names, not sentences (the choice scorers read an option by its "
+                              "text too); text_then_letter: that text as the think, then the "
+                              "letter. Sentence options are answered by letter")
     # full loss: a model trained from scratch learns to read the story from it, the story tokens
     # being most of the signal
     loss: Literal["completion_only", "assistant_only", "full"] = Field(

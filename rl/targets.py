@@ -38,22 +38,30 @@ def think_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS,
 
 
 def option_text(row: dict[str, Any]) -> str | None:
-    """The text of a choice row's gold option (`answer` "B" of choices [x, y] -> y); None for
-    other rows or a gold that is not one of the options' letters."""
+    """The text of a choice row's gold option (`answer` "B" of choices [x, y] -> y) when the
+    options are names rather than sentences; None for other rows, sentence options (a small
+    model copies a sentence badly: "noone will ..." for "Noor will ...") or a gold that is not
+    one of the options' letters."""
     choices = row.get("choices") or []
     gold = str(row.get("answer", "")).strip().upper()
     if row.get("answer_type") != "choice" or len(gold) != 1 or not choices:
         return None
+    if any(len(c.split()) > MAX_NAME_WORDS or c.rstrip().endswith((".", "?", "!")) for c in choices):
+        return None
     index = ord(gold) - ord("A")
     return choices[index] if 0 <= index < len(choices) else None
+
+
+MAX_NAME_WORDS = 6  # "postal crate with a lid" is a name; a sentence ends in a full stop
 
 
 def target_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS,
                 default: str | None = None, choice_answer: str = "letter") -> str:
     """The full assistant reply for a contract row. `choice_answer` says how a choice row
     answers: `letter` (`<answer>B</answer>`), `text` (the gold option's text in the answer, as
-    a short-answer row would give it; every choice scorer reads an option by its text too), or
-    `text_then_letter` (the option's text as the think, then its letter)."""
+    a short-answer row would give it, when the options are names; every choice scorer reads an
+    option by its text too), or `text_then_letter` (that text as the think, then the letter).
+    Sentence options are answered by letter either way (`option_text`)."""
     think = think_text(row, fields, default)
     text = option_text(row) if choice_answer != "letter" else None
     if text is None:

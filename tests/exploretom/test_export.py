@@ -351,6 +351,32 @@ def test_location_rows_carry_their_candidates_and_a_share_is_asked_as_multiple_c
     assert again["splits"] == stats["splits"] and load(tmp_path / "mc2") == mixed  # seeded
 
 
+def test_a_share_of_multiple_choice_options_are_sentences_stating_each_answer(stories, tmp_path):
+    # BigToM and ToMATO list sentences, not names: --choice-sentences writes a share of ours so,
+    # each option the question's answer in words, the gold still the same letter
+    from exploretom.dataset_rows import as_sentences
+
+    run_export(stories[:1], tmp_path / "names", "--choice-share", "1")
+    stats = run_export(stories[:1], tmp_path / "said", "--choice-share", "1",
+                       "--choice-sentences", "0.5")
+    assert "--choice-sentences 0.5" in stats["command"]
+    names = {r["id"]: r for rows in load(tmp_path / "names").values() for r in rows}
+    said = [r for rows in load(tmp_path / "said").values() for r in rows if r["answer_type"] == "choice"]
+    sentences = [r for r in said if r["choices"] != names[r["id"]]["choices"]]
+    assert 0.25 < len(sentences) / len(said) < 0.75
+    for r in sentences:
+        old = names[r["id"]]
+        assert r["answer"] == old["answer"] and len(r["choices"]) == len(old["choices"])
+        assert all(c.endswith(".") and o in c for c, o in zip(r["choices"], old["choices"]))
+        assert all(f"{chr(65 + i)}. {c}" in user_text(r) for i, c in enumerate(r["choices"]))
+    belief = {"kind": "belief", "thing": "phone", "people": ["Ruth", "Miriam"]}
+    assert as_sentences(belief, ["bag", "box"]) == [
+        "Ruth thinks that Miriam will search for the phone in the bag.",
+        "Ruth thinks that Miriam will search for the phone in the box."]
+    assert as_sentences({"kind": "ground_truth", "thing": "phone"}, ["bag"]) == \
+        ["The phone is now in the bag."]
+
+
 def test_multiple_choice_options_are_padded_with_places_of_other_stories(stories, tmp_path):
     # Hi-ToM lists fifteen containers for a story that names four: --choice-options pads ours
     run_export(stories[:1], tmp_path / "pad", "--choice-share", "1", "--choice-options", "8")

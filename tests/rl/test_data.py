@@ -137,6 +137,10 @@ def test_choice_answer_names_the_gold_option_by_letter_text_or_both():
     # a gold that names no option is left as it is
     odd = {**row, "answer": "Q"}
     assert target_text(odd, default="", choice_answer="text") == tagged("Q", "")
+    # sentence options are answered by letter: a small model copies a sentence badly
+    said = ["Noor believes the pitcher holds oat milk.", "Noor believes the pitcher holds almond milk."]
+    sentences = {**row, "answer": "B", "choices": said}
+    assert target_text(sentences, default="", choice_answer="text") == tagged("B", "")
     # sft.choice_answer reaches the examples
     from datasets import Dataset
 
