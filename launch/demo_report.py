@@ -27,6 +27,7 @@ from typing import Any
 from eval.jsonl import InputError, numbered_records
 from eval.paths import describe_error
 from report_html import html
+from report_plots import all_zero, plot_breakdown, plot_checkpoints, plot_curves, plot_search
 from eval.stats import mcnemar_exact, paired_bootstrap, wilson
 
 CHECKPOINTS = ("base", "sft", "grpo")
@@ -141,106 +142,6 @@ def samples(out: Path, ckpt: str) -> dict[str, dict[str, Any]]:
     if not rows:
         raise ReportError(f"{path}: no evaluation samples (run the eval stage first)")
     return rows
-
-
-# ------------------------------------------------------------------------- plots
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _integer_steps(ax) -> None:
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
-
-
-def plot_curves(grpo_log: list[dict], sft_log: list[dict], path: Path) -> None:
-    plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-    series = {label: [(e["step"], float(e[key])) for e in grpo_log if key in e]
-              for key, label in (("reward", "total reward"),
-                                 ("rewards/format_reward/mean", "format reward"),
-                                 ("rewards/outcome_reward/mean", "outcome reward"))}
-    total = series.pop("total reward")
-    if total:
-        # Drawn wide and pale under the parts, so it shows even where it equals one of them
-        # (a model that never answers right: total = format reward).
-        same = next((label for label, pts in series.items() if pts == total), None)
-        axes[0].plot(*zip(*total), color="tab:grey", lw=6, alpha=0.35, zorder=1,
-                     label="total reward" + (f" (= {same})" if same else ""))
-    for (label, pts), color in zip(series.items(), ("tab:blue", "tab:orange")):
-        if pts:
-            axes[0].plot(*zip(*pts), label=label, marker=".", color=color, zorder=2)
-    axes[0].set(title="GRPO rewards (training batches)", xlabel="step", ylabel="mean reward")
-    axes[0].axhline(0, color="grey", lw=0.5)
-    if axes[0].get_legend_handles_labels()[0]:
-        axes[0].legend(fontsize="small", framealpha=0.8)
-    pts = [(e["step"], float(e["loss"])) for e in sft_log if "loss" in e]
-    if pts:
-        axes[1].plot(*zip(*pts), marker=".", color="tab:purple")
-    axes[1].set(title="SFT loss", xlabel="step", ylabel="loss")
-    for ax in axes:
-        _integer_steps(ax)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def plot_checkpoints(acc: dict[str, tuple[float, float, float]], path: Path) -> None:
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5, 3.6))
-    names = list(acc)
-    means = [acc[n][0] for n in names]
-    err = [[acc[n][0] - acc[n][1] for n in names], [acc[n][2] - acc[n][0] for n in names]]
-    ax.bar(names, means, yerr=err, capsize=6, color=["#bbb", "#6a9fd8", "#e07b39"][:len(names)])
-    for i, n in enumerate(names):
-        ax.text(i, acc[n][2] + 0.01, f"{acc[n][0]:.1%}", ha="center", va="bottom")
-    if not any(means):
-        ax.text(0.5, 0.6, "every checkpoint answers 0%\n(no bars to draw)", ha="center",
-                transform=ax.transAxes, color="grey")
-    ax.set(ylim=(0, 1), ylabel="accuracy (95% Wilson)", title="ExploreToM test split")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def all_zero(table: dict[str, dict[str, float]]) -> bool:
-    return all(v == 0 for per in table.values() for v in per.values())
-
-
-def plot_breakdown(table: dict[str, dict[str, float]], title: str, path: Path) -> None:
-    plt = _plt()
-    groups = sorted({g for per in table.values() for g in per})
-    fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(groups) + 2), 3.6))
-    width = 0.8 / max(1, len(table))
-    for i, (ckpt, per) in enumerate(table.items()):
-        ax.bar([x + i * width for x in range(len(groups))], [per.get(g, 0) for g in groups],
-               width, label=ckpt)
-    ax.set_xticks([x + width * (len(table) - 1) / 2 for x in range(len(groups))], groups,
-                  rotation=20)
-    ax.set(ylim=(0, 1), ylabel="accuracy", title=title)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def plot_search(pairs: list[tuple[str, float, float]], path: Path) -> None:
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    diffs = [100 * (a - b) for _, a, b in pairs]
-    ax.hist(diffs, bins=min(15, max(5, len(diffs) // 2)), color="tab:green")
-    ax.axvline(0, color="k", lw=0.8)
-    ax.set(xlabel="A* minus baseline accuracy (points; < 0: A* harder)", ylabel="settings",
-           title="Difficulty: A* vs overgenerate-and-filter (equal budget)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 # ------------------------------------------------------------------------- report

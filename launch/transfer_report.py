@@ -28,6 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from report_html import html  # noqa: E402
+from report_plots import plot_transfer  # noqa: E402
 
 from eval.jsonl import InputError, read_jsonl  # noqa: E402
 from eval.paths import describe_error  # noqa: E402
@@ -223,39 +224,6 @@ def markdown(s: dict[str, Any], facts: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(s: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(s["benchmarks"])
-    ckpts = s["checkpoints"]
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(names) + 2), 3.8))
-    width = 0.8 / len(ckpts)
-    colours = ["#bbb", "#6a9fd8", "#e07b39", "#7aa35a"]
-    for i, c in enumerate(ckpts):
-        per = [s["benchmarks"][n]["checkpoints"][c] for n in names]
-        acc = [100 * (p["accuracy"] or 0) for p in per]
-        err = [[a - 100 * p["ci_low"] for a, p in zip(acc, per)],
-               [100 * p["ci_high"] - a for a, p in zip(acc, per)]]
-        ax.bar([x + i * width for x in range(len(names))], acc, width, yerr=err, capsize=2,
-               label=c, color=colours[i % len(colours)])
-    for x, n in enumerate(names):
-        chance = s["benchmarks"][n]["checkpoints"][ckpts[0]]["chance"]
-        if chance is not None:
-            ax.hlines(100 * chance, x - width / 2, x + width * (len(ckpts) - 0.5), colors="k",
-                      linestyles="dotted", lw=1)
-    ax.set_xticks([x + width * (len(ckpts) - 1) / 2 for x in range(len(names))],
-                  [display(n) for n in names], rotation=25, ha="right")
-    ax.set(ylim=(0, 100), ylabel="accuracy per item (%)",
-           title="Transfer to outside benchmarks (dotted: chance)")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def build(out: Path, checkpoints: tuple[str, ...] = CHECKPOINTS) -> dict[str, Any]:
     runs = {}
     for ckpt in checkpoints:
@@ -268,7 +236,7 @@ def build(out: Path, checkpoints: tuple[str, ...] = CHECKPOINTS) -> dict[str, An
     s = summarise(runs)
     rep = out / "report"
     rep.mkdir(parents=True, exist_ok=True)
-    plot(s, rep / "transfer.png")
+    plot_transfer(s, rep / "transfer.png")
     facts = [f"- {c}: `{runs[c]['model']}`" for c in runs]
     md = markdown(s, facts)
     (rep / "report.md").write_text(md, encoding="utf-8")
