@@ -34,39 +34,24 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                 yield n, line
 
 
-def parse_object(line: str, at: str) -> dict[str, Any]:
-    """One line's JSON object; InputError `AT: not valid JSON (...)` or `AT: expected a JSON
-    object, got list` otherwise."""
-    try:
-        obj = json.loads(line)
-    except (json.JSONDecodeError, RecursionError) as e:
-        why = f"{e.msg}, column {e.colno}" if isinstance(e, json.JSONDecodeError) else "nested too deeply"
-        raise InputError(f"{at}: not valid JSON ({why})") from None
-    if not isinstance(obj, dict):
-        raise InputError(f"{at}: expected a JSON object, got {type(obj).__name__}")
-    return obj
-
-
 def numbered_records(path: str | Path, *, skip_torn: bool = False
                      ) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-empty line of a JSON Lines file, read lazily: the one
-    reader of every JSONL file the project reads (releases, rows, runs' own records).
-    `skip_torn` passes over lines that are not JSON, as a killed writer leaves them, for readers
-    of a run still being written; a line of JSON that is not an object still fails."""
+    reader of every JSONL file the project reads (releases, rows, runs' own records). InputError
+    `FILE: line N: not valid JSON (...)` or `...: expected a JSON object, got list`. `skip_torn`
+    passes over lines that are not JSON, as a killed writer leaves them, for readers of a run
+    still being written; a line of JSON that is not an object still fails."""
     for n, line in iter_lines(path):
         try:
-            yield n, parse_object(line, f"{path}: line {n}")
-        except InputError:
-            if not (skip_torn and _not_json(line)):
-                raise
-
-
-def _not_json(line: str) -> bool:
-    try:
-        json.loads(line)
-    except (json.JSONDecodeError, RecursionError):
-        return True
-    return False
+            obj = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as e:
+            if skip_torn:
+                continue
+            why = f"{e.msg}, column {e.colno}" if isinstance(e, json.JSONDecodeError) else "nested too deeply"
+            raise InputError(f"{path}: line {n}: not valid JSON ({why})") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}: line {n}: expected a JSON object, got {type(obj).__name__}")
+        yield n, obj
 
 
 def iter_records(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -12,7 +12,7 @@ from eval.benchmarks.exploretom import choice_prompt, user_prompt
 from eval.jsonl import InputError
 from eval.rows import features as row_features
 from eval.rows import make_row
-from exploretom.dataset_split import stable_hash
+from exploretom.dataset_split import in_share, stable_hash
 from exploretom.dataset_stories import Item, StoryIn
 from exploretom.story import parse_story
 from exploretom.trace import StoryTracer
@@ -30,7 +30,7 @@ def as_choice(it: Item, share: float, seed: int, max_options: int = 0,
     if share <= 0 or len(it.candidates) < 2:
         return None
     key = stable_hash(seed, "choice", it.story.id, it.index)
-    if int(key[:16], 16) / 16 ** 16 >= share:
+    if not in_share(key, share):
         return None
     rng = random.Random(key)
     options = list(it.candidates)
@@ -57,8 +57,7 @@ def as_sentences(q: dict[str, Any], options: Sequence[str]) -> list[str]:
 
 def in_sentences(it: Item, share: float, seed: int) -> bool:
     """Whether a multiple-choice question lists its options as sentences (a seeded `share`)."""
-    key = stable_hash(seed, "sentences", it.story.id, it.index)
-    return share > 0 and int(key[:16], 16) / 16 ** 16 < share
+    return share > 0 and in_share(stable_hash(seed, "sentences", it.story.id, it.index), share)
 
 
 def distractor_pools(items: Sequence[Item]) -> dict[str, list[str]]:

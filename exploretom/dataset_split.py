@@ -19,6 +19,11 @@ def stable_hash(*parts: Any) -> str:
     return hashlib.sha256(":".join(str(p) for p in parts).encode()).hexdigest()
 
 
+def in_share(key: str, share: float) -> bool:
+    """Whether a `stable_hash` key falls in the first `share` of [0, 1): a seeded draw."""
+    return int(key[:16], 16) / 16 ** 16 < share
+
+
 def assign_splits(stories: Sequence[tuple[str, str]], fractions: Sequence[float],
                   seed: int) -> dict[str, str]:
     """story id -> split, for (story id, stratum) pairs. Stories are ordered by stratum, then

@@ -62,15 +62,15 @@ def target_text(row: dict[str, Any], fields: Sequence[str] = THINK_FIELDS,
     a short-answer row would give it, when the options are names; every choice scorer reads an
     option by its text too), or `text_then_letter` (that text as the think, then the letter).
     Sentence options are answered by letter either way (`option_text`)."""
+    if choice_answer not in ("letter", "text", "text_then_letter"):
+        raise ValueError(f"choice_answer must be letter, text or text_then_letter, got {choice_answer!r}")
     think = think_text(row, fields, default)
     text = option_text(row) if choice_answer != "letter" else None
     if text is None:
         return tagged(row["answer"], think)
     if choice_answer == "text":
         return tagged(text, think)
-    if choice_answer == "text_then_letter":
-        return tagged(row["answer"], f"{think} {text}".strip())
-    raise ValueError(f"choice_answer must be letter, text or text_then_letter, got {choice_answer!r}")
+    return tagged(row["answer"], f"{think} {text}".strip())
 
 
 def template_phrases() -> list[str]:
