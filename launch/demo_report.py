@@ -11,7 +11,7 @@ interval of the difference excludes zero. summary.json holds, per checkpoint, ev
 {n, accuracy, ci_low, ci_high}, and the chance level of each group (uniform guessing among the
 answers the question admits). `derived` holds, per trained checkpoint and group, the share
 answered right with a think text that the trace checker (exploretom.trace_check, written apart
-from the tracker) accepts as a derivation: a right answer after a wrong derivation is a guess
+from the tracker) accepts as a derivation, from the per-sample verdicts of `eval run`: a right answer after a wrong derivation is a guess
 that accuracy counts and this does not. A run of `launch/demo.py --profile smoke` is labelled as
 such: its sizes are toys and the report draws no conclusion from them.
 """
@@ -96,18 +96,9 @@ def _rates(hit: dict[str, bool], rows: dict[str, dict[str, Any]], name: str) -> 
 
 def derived_table(rows: dict[str, dict[str, Any]], ids: list[str]) -> dict[str, dict[str, Any]]:
     """group -> {n, derived, ci_low, ci_high}: the share of the group's questions answered right
-    with a derivation the checker accepts (rl.trace_reward), over the questions that have a
-    story to check against."""
-    from rl.trace_reward import Replays, checked_derivation
-
-    replays, hit = Replays(), {}
-    for i in ids:
-        r = rows[i]
-        if isinstance(r.get("response"), str):
-            ok = checked_derivation(r["response"], str(r.get("gold", "")),
-                                    str(r.get("answer_type")), r.get("meta"), replays)
-            if ok is not None:
-                hit[i] = ok == 1.0
+    with a derivation the checker accepts (the `derived` verdict `eval run` wrote per sample), over
+    the questions that have a story to check against."""
+    hit = {i: bool(rows[i]["derived"]) for i in ids if rows[i].get("derived") is not None}
     return _rates(hit, rows, "derived")
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from eval import answers
+from eval.checks import check_shares, run_checks
 from eval.rows import SYSTEM_PROMPT, meta
 
 Row = dict[str, Any]
@@ -109,6 +110,9 @@ class Benchmark:
     chance: Callable[[Row], "float | None"] = row_chance
     display: str = ""  # its name in tables and reports ("Hi-ToM"); empty: `name`
     rank: int = 1000  # where it stands among its category's columns (the papers' order)
+    # checks of a reply beyond its answer (eval/checks.py), each reported as the share of the
+    # replies it applies to that pass: ("derived",) for ExploreToM's reasoning traces
+    checks: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
@@ -129,8 +133,10 @@ class Benchmark:
 
     def metrics(self, records: list[Record]) -> dict[str, Any]:
         if self.aggregate is not None:
-            return self.aggregate(records)
-        return accuracy_with_breakdowns(records, self.breakdowns)
+            out = self.aggregate(records)
+        else:
+            out = accuracy_with_breakdowns(records, self.breakdowns)
+        return {**out, **check_shares(self.checks, records)} if self.checks else out
 
 
 def record_for(row: Row, response: str, benchmark: Benchmark) -> Record:
@@ -143,6 +149,7 @@ def record_for(row: Row, response: str, benchmark: Benchmark) -> Record:
         "meta": meta(row),
     }
     rec.update(benchmark.score(row, response))
+    rec.update(run_checks(benchmark.checks, rec))
     if row["answer_type"] == "choice" and "chosen" not in rec:
         # the position answered, for the position-habit figures (top_position_share)
         rec["chosen"] = answers.chosen_option(rec.get("extracted"), row["choices"])

@@ -248,7 +248,9 @@ BENCHMARK = Benchmark(
     default_dir="exploretom",
     hub_id=None,  # our own data: pass the folder the exploretom exporter wrote
     breakdowns=BREAKDOWNS,
+    checks=("derived",),
     notes="Accuracy under each row's answer_type rule, per order, property, interesting, kind and "
-    "(released data) story type.",
+    "(released data) story type; `derived`: the share of our rows answered right with a think text "
+    "that exploretom.trace_check accepts as a derivation.",
     extra={"split": DEFAULT_SPLIT},
 )

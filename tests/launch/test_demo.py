@@ -221,17 +221,22 @@ def test_smoke_report_draws_no_conclusion_and_skips_empty_charts(tmp_path):
 def test_report_counts_a_right_answer_as_derived_only_with_a_checked_trace(tmp_path):
     """Table 11 of the ExploreToM paper: David saw Sarah's move, then left, so he thinks the
     model is in the metal filing cabinet. SFT answers with the tracker's trace, GRPO with the
-    same answer after a trace in which David saw Mark's move too: both right, one derived."""
-    from tests.rl.test_trace_reward import david
+    same answer after a trace in which David saw Mark's move too: both right, one derived. The
+    records are scored as `eval run` scores them, the `derived` verdict included."""
+    from eval.benchmarks.base import record_for
+    from eval.benchmarks.exploretom import BENCHMARK
+    from eval.rows import make_row
+    from tests.exploretom.test_derived import QUESTION, david, reply
 
     meta, trace = david()
+    row = make_row(id="q0", source="exploretom", user=QUESTION, answer=meta["answer"],
+                   answer_type="short", meta={**meta, "story": {**meta["story"], "context": {}}})
     out = tmp_path / "run"
     _fake_run(out, "default", {"sft": [True], "grpo": [True]})
     for ckpt, think in (("sft", trace), ("grpo", trace.replace("David was elsewhere.",
                                                                 "David saw it."))):
-        rec = {**_record(0, True), "meta": {**meta, "story": {**meta["story"], "context": {}}},
-               "gold": meta["answer"], "response": f"<think>{think}</think><answer>"
-                                                   f"{meta['answer']}</answer>"}
+        rec = {"sample": 0, "prompt": row["prompt"], "choices": row["choices"],
+               **record_for(row, reply(think), BENCHMARK)}
         (out / "eval" / ckpt / "samples" / "exploretom.jsonl").write_text(json.dumps(rec) + "\n")
     s = demo_report.build(out)
     assert s["groups"]["sft"]["all"]["accuracy"] == s["groups"]["grpo"]["all"]["accuracy"] == 1.0
