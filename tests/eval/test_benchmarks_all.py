@@ -98,3 +98,13 @@ def test_every_benchmark_is_found_by_its_module_and_named_as_it():
         assert bench.name == name and bench.title and bench.category in ("tom", "ei", "iq")
     tom = [n for n in BENCHMARKS if get_benchmark(n).category == "tom"]
     assert list(BENCHMARKS)[: len(tom)] == tom  # table order: ToM, then EI, then IQ
+
+
+@pytest.mark.parametrize("name", list(BENCHMARKS))
+def test_every_check_a_benchmark_names_is_declared(name):
+    """A check is found by its entry point (eval/checks.py): a name no installed package declares
+    would silently report no share."""
+    from eval.checks import load_check
+
+    for check in get_benchmark(name).checks:
+        assert callable(load_check(check)), f"{name}: check {check!r} is not a tomrl.checks entry point"
