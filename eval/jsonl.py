@@ -10,8 +10,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import sys
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 
 class InputError(ValueError):
@@ -71,8 +72,10 @@ def resume(path: str | Path) -> set[Any]:
     if not p.exists():
         return set()
     with open(p, "rb+") as f:
+        cut = torn_tail(f)
+        f.seek(0)
         data = f.read()
-        cut = data.rfind(b"\n") + 1 if data and not data.endswith(b"\n") else len(data)
+        cut = len(data) if cut is None else cut
         done = set()
         # Check every complete line before cutting anything: never truncate a file this tool
         # did not write.
@@ -92,9 +95,38 @@ def resume(path: str | Path) -> set[Any]:
             if not data[cut:].startswith(b"{"):
                 raise InputError(f"{p}: its last line is not a record of this tool; refusing "
                                  "to append to it")
-            f.seek(cut)
-            f.truncate()
+            f.truncate(cut)
     return done
+
+
+def repair(path: str | Path) -> list[int]:
+    """Drop the lines of a JSON Lines output that are not whole records with an id (a torn write
+    in the middle of a file, e.g. two runs appending at once or a full disk) and say which; a
+    partial last line is left for `resume` to cut."""
+    p = Path(path)
+    if not p.is_file():
+        return []
+    lines = p.read_bytes().splitlines(keepends=True)
+    kept, dropped = [], []
+    for n, line in enumerate(lines, 1):
+        if not line.endswith(b"\n"):
+            kept.append(line)
+            continue
+        try:
+            obj = json.loads(line) if line.strip() else {"id": None}
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            obj = None
+        if isinstance(obj, dict) and "id" in obj:
+            kept.append(line)
+        else:
+            dropped.append(n)
+    if dropped:
+        tmp = p.with_name(p.name + ".repair")
+        tmp.write_bytes(b"".join(kept))
+        tmp.replace(p)
+        print(f"repaired {p}: dropped line(s) {', '.join(map(str, dropped))} (not a whole "
+              "record)", file=sys.stderr)
+    return dropped
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -165,27 +197,36 @@ class Appender:
         self.close()
 
 
+def torn_tail(f: BinaryIO) -> int | None:
+    """Where the partial last line of an open binary file starts (the line a killed writer
+    left), or None when the file is empty or ends with a newline; read backwards in blocks, so a
+    long log is not read whole."""
+    end = f.seek(0, os.SEEK_END)
+    if end == 0:
+        return None
+    f.seek(end - 1)
+    if f.read(1) == b"\n":
+        return None
+    pos, block = end, 65536
+    while pos > 0:
+        start = max(0, pos - block)
+        f.seek(start)
+        idx = f.read(pos - start).rfind(b"\n")
+        if idx >= 0:
+            return start + idx + 1
+        pos = start
+    return 0
+
+
 def cut_torn_tail(path: str | Path) -> None:
     """Truncate a file after its last newline (the partial line a killed writer left)."""
     path = Path(path)
-    if not path.exists() or path.stat().st_size == 0:
+    if not path.exists():
         return
     with path.open("rb+") as f:
-        f.seek(-1, os.SEEK_END)
-        if f.read(1) == b"\n":
-            return
-        pos = f.seek(0, os.SEEK_END)
-        block = 65536
-        while pos > 0:
-            start = max(0, pos - block)
-            f.seek(start)
-            chunk = f.read(pos - start)
-            idx = chunk.rfind(b"\n")
-            if idx >= 0:
-                f.truncate(start + idx + 1)
-                return
-            pos = start
-        f.truncate(0)
+        cut = torn_tail(f)
+        if cut is not None:
+            f.truncate(cut)
 
 
 def complete_records(path: str | Path) -> Iterator[dict[str, Any]]:

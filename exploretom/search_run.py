@@ -25,7 +25,7 @@ from eval import config_file
 from eval.backends import BACKENDS
 from eval.cli_common import EXIT_INCOMPLETE, parse_pairs, parse_shard
 from eval.config_file import ConfigError
-from eval.jsonl import Appender, InputError, iter_records, resume
+from eval.jsonl import Appender, InputError, iter_records, repair, resume
 from eval.stats import bootstrap_mean
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.label import story_text
@@ -297,35 +297,6 @@ class Failures:
               f"to the target failed ({self.first}){stopped}; running the same command again "
               "retries them", file=sys.stderr)
         return EXIT_INCOMPLETE
-
-
-def repair(path: str | Path) -> list[int]:
-    """Drop the lines of a JSON Lines output that are not whole records (a torn write in the
-    middle of a file, e.g. two runs appending at once or a full disk) and say which."""
-    p = Path(path)
-    if not p.is_file():
-        return []
-    lines = p.read_bytes().splitlines(keepends=True)
-    kept, dropped = [], []
-    for n, line in enumerate(lines, 1):
-        if not line.endswith(b"\n"):  # a partial last line: `resume` cuts it as always
-            kept.append(line)
-            continue
-        try:
-            obj = json.loads(line) if line.strip() else {"id": None}
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            obj = None
-        if isinstance(obj, dict) and "id" in obj:
-            kept.append(line)
-        else:
-            dropped.append(n)
-    if dropped:
-        tmp = p.with_name(p.name + ".repair")
-        tmp.write_bytes(b"".join(kept))
-        tmp.replace(p)
-        print(f"repaired {p}: dropped line(s) {', '.join(map(str, dropped))} (not a whole "
-              "record)", file=sys.stderr)
-    return dropped
 
 
 def _lexicon(config: str, cfg: RunConfig) -> dict[str, Any] | None:

@@ -53,3 +53,26 @@ def test_exclusive_appender_survives_a_torn_tail_and_refuses_a_second_writer(tmp
     Appender(other, exclusive=True).close()
     assert other.read_bytes() == b"" and not list(complete_records(other))
     assert os.path.getsize(path) > 0
+
+
+def test_resume_and_the_appender_cut_the_same_torn_tail(tmp_path):
+    """A partial last line longer than the block the tail is searched in (64 KiB), and a file
+    that is one partial line: `resume` returns the whole records' ids and cuts the rest, as the
+    appender's `cut_torn_tail` does; a tail that is no record of this tool is refused, not cut."""
+    from eval.jsonl import cut_torn_tail, resume
+
+    whole = b'{"id": 1}\n{"id": 2}\n'
+    torn = b'{"id": 3, "text": "' + b"x" * 100_000
+    for cut in (resume, cut_torn_tail):
+        path = tmp_path / f"{cut.__name__}.jsonl"
+        path.write_bytes(whole + torn)
+        got = cut(path)
+        assert path.read_bytes() == whole
+        assert got == ({1, 2} if cut is resume else None)
+        path.write_bytes(torn)
+        cut(path)
+        assert path.read_bytes() == b""
+    path.write_bytes(whole + b"not json")
+    with pytest.raises(InputError, match="its last line is not a record of this tool"):
+        resume(path)
+    assert path.read_bytes() == whole + b"not json"
