@@ -34,7 +34,7 @@ from exploretom.cli_args import positive_int
 from exploretom.label import story_text
 from exploretom.questions import generate_questions
 from exploretom.sampler import StorySampler
-from exploretom.search_run import Grid, _lexicon, bench_settings, load_config, story_streams
+from exploretom.search_run import Grid, bench_settings, load_config, run_lexicon, story_streams
 from exploretom.targets import PROMPTS, Item, Target, judge, make_target, parse_target
 
 LOCAL_KINDS = ("hf", "vllm", "served")
@@ -48,7 +48,7 @@ def bench_items(n: int, world: str | None, orders: tuple[int, ...], seed: int = 
     lexicon, grid = None, Grid()
     if world:
         run = load_config(world)
-        lexicon, grid = _lexicon(world, run), run.grid
+        lexicon, grid = run_lexicon(world, run), run.grid
     settings = bench_settings(20, seed, grid)
     items: list[Item] = []
     index = 0

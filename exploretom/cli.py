@@ -186,13 +186,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", action="store_true", help="one block per question")
     p.set_defaults(func=cmd_trace)
 
-    from exploretom import export, report, search_run
+    from exploretom import export, report, search_bench, search_run
     from exploretom.contexts import command as contexts_command
     from exploretom.infill import command as infill_command
 
     search_run.add_search_arguments(sub.add_parser(
         "search", help="A* (and/or the baseline) over a grid of settings, from a run YAML"))
-    search_run.add_bench_arguments(sub.add_parser(
+    search_bench.add_bench_arguments(sub.add_parser(
         "bench-search", help="A* vs overgenerate-and-filter at equal budget, scripted target"))
     for name, module, text in (("export", export, "labelled stories -> Hugging Face DatasetDict"),
                                ("report", report, "the paper's tables from search runs"),
