@@ -34,7 +34,7 @@ from eval.jsonl import InputError, read_jsonl  # noqa: E402
 from eval.paths import describe_error  # noqa: E402
 from eval.report import display  # noqa: E402
 from eval.results import load_results  # noqa: E402
-from eval.runner import item_of  # noqa: E402
+from eval.selection import item_of  # noqa: E402
 from eval.stats import paired_bootstrap, wilson  # noqa: E402
 
 CHECKPOINTS = ("base", "sft", "grpo")
