@@ -105,7 +105,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     from exploretom.label import label_story
     from exploretom.story import parse_story
     from exploretom.trace import StoryTracer
-    from exploretom.trace_check import Replay, TraceError, check_trace
+    from exploretom.replay import Replay
+    from exploretom.trace_check import TraceError, check_trace
 
     failed = 0
     with open(args.stories, encoding="utf-8") as f:

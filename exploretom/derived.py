@@ -20,7 +20,8 @@ from typing import Any
 from eval import answers
 from eval.rows import meta as row_meta
 from exploretom.story import parse_story
-from exploretom.trace_check import Replay, TraceError, check_trace
+from exploretom.replay import Replay
+from exploretom.trace_check import TraceError, check_trace
 
 _CACHE_STORIES = 256  # a GRPO step's completions come from a few stories, 8 generations each
 

@@ -20,7 +20,8 @@ from exploretom.questions import generate_questions
 from exploretom.sampler import sample_story
 from exploretom.story import parse_story
 from exploretom.trace import StoryTracer, story_traces
-from exploretom.trace_check import Replay, TraceError, check_story, check_trace
+from exploretom.replay import Replay
+from exploretom.trace_check import TraceError, check_story, check_trace
 
 
 def story(*actions):
