@@ -22,10 +22,10 @@ import dataclasses
 import types
 import typing
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Hashable, Iterator, Mapping, Sequence, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Tag, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
 Overrides = Sequence[str] | Mapping[str, Any]
@@ -204,6 +204,11 @@ def _fields(t: Any) -> dict[str, Any]:
     return {}
 
 
+def _open(t: Any) -> bool:
+    """A model that takes keys beyond its fields (`extra="allow"`)."""
+    return isinstance(t, type) and issubclass(t, BaseModel) and t.model_config.get("extra") == "allow"
+
+
 def _members(t: Any) -> list[Any]:
     """The alternatives of a union (Optional, Annotated and nesting undone)."""
     origin = typing.get_origin(t)
@@ -222,6 +227,7 @@ def _resolve(model: type, loc: Sequence[Any]) -> tuple[tuple[Any, ...], Any]:
     candidates = [model]
     for part in loc:
         members = [m for c in candidates for m in _members(c)]
+        tagged = {tag: m for c in candidates for tag, m in _tag_map(c).items()}
         inner = []
         for m in members:
             origin, args = typing.get_origin(m), typing.get_args(m)
@@ -234,10 +240,27 @@ def _resolve(model: type, loc: Sequence[Any]) -> tuple[tuple[Any, ...], Any]:
         if inner:
             path.append(part)
             candidates = inner
+        elif isinstance(part, Hashable) and part in tagged:  # a discriminated union's Tag
+            candidates = [tagged[part]]
+        elif isinstance(part, str) and any(_open(m) for m in members):
+            # a key of a model that takes any further keys (a backend's options): its own line
+            path.append(part)
+            candidates = []
         else:  # a union member's label: keep the members it names, if it is a tag
             candidates = [m for m in members if part in _tags(m)] or members
     models = [m for c in candidates for m in _members(c) if _fields(m)]
     return tuple(path), models[0] if models else None
+
+
+def _tag_map(t: Any) -> dict[str, Any]:
+    """The members of a discriminated union by their pydantic `Tag`."""
+    origin = typing.get_origin(t)
+    if origin is typing.Annotated:
+        inner, *metadata = typing.get_args(t)
+        return {m.tag: inner for m in metadata if isinstance(m, Tag)} or _tag_map(inner)
+    if origin in (typing.Union, types.UnionType):
+        return {tag: m for a in typing.get_args(t) for tag, m in _tag_map(a).items()}
+    return {}
 
 
 def _tags(t: Any) -> set[Any]:

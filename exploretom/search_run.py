@@ -17,10 +17,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Iterator, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator,
+                      model_validator)
 
 from eval import config_file
 from eval.backends import BACKENDS
+from eval.backends.spec import check_backend_options
 from eval.cli_common import EXIT_INCOMPLETE, parse_shard
 from eval.config_file import ConfigError
 from eval.jsonl import Appender, InputError, repair, resume
@@ -91,8 +93,9 @@ class NoisyTargetSpec(BaseModel):
 
 
 class BackendTargetSpec(BaseModel):
-    """A model through an eval backend (kind: its name). Any further key is an option of that
-    backend, which checks it when the command starts."""
+    """A model through an eval backend (kind: its name; served: `vllm serve` started for the run
+    and asked through the openai backend). Any further key is an option of that backend, checked
+    by it when the file loads (eval.backends.spec)."""
     model_config = ConfigDict(extra="allow")
     kind: str
     model: str = Field(min_length=1)
@@ -106,6 +109,15 @@ class BackendTargetSpec(BaseModel):
             raise ValueError(f"unknown kind {kind!r}; choose one of: reasoner, noisy, "
                              f"{', '.join(BACKENDS)}, served")
         return kind
+
+    @model_validator(mode="after")
+    def _options_known(self) -> "BackendTargetSpec":
+        options, own = dict(self.model_extra or {}), list(type(self).model_fields)
+        if self.kind == "served":  # the server's flags are the target's own; base_url is set
+            options.pop("server_args", None)
+            own.append("server_args")
+        check_backend_options("openai" if self.kind == "served" else self.kind, options, own)
+        return self
 
 
 def _target_kind(value: Any) -> Optional[str]:

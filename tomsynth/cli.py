@@ -62,7 +62,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if s.problems:
         print(f"of the replies: {sum(s.problems.values())} unusable{bracketed_counts(s.problems)} "
               "(kept in the raw log; the filter drops them)")
-    if s.attempted:
+    if s.attempted and u:  # an HTTP backend's counts (a local model counts nothing)
         cost = "unknown (no price for this model)" if u.get("cost_usd") is None else f"${u['cost_usd']:.4f}"
         print(f"tokens: {u['prompt_tokens']} prompt + {u['completion_tokens']} completion; "
               f"{u['cached']} from cache; retries {u['retries'] or 'none'}; cost {cost}")

@@ -10,16 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from eval import config_file
-from eval.backends import GenerationConfig, load_backend
-from eval.backends.anthropic_api import AnthropicOptions
-from eval.backends.http_common import HTTPOptions, Price
-from eval.backends.openai_compat import OpenAIOptions
+from eval.backends import GenerationConfig, accepted_options, backend_class, load_backend
+from eval.backends.http_common import Price
+from eval.backends.spec import ModelSpec as BackendModelSpec
 from eval.config_file import ConfigError  # noqa: F401 - tomsynth.cli's error for config problems
-
-BACKEND_OPTIONS = {"openai": OpenAIOptions, "anthropic": AnthropicOptions}
 
 
 class _Strict(BaseModel):
@@ -31,34 +28,17 @@ class _Strict(BaseModel):
 HTTP_DEFAULTS = {"timeout_s": 300.0, "max_attempts": 8}
 
 
-class ModelSpec(_Strict):
+class ModelSpec(BackendModelSpec):
     """Which model answers, through which backend (`eval.backends.load_backend`), with which
-    sampling settings. The bounds of the connection settings are the HTTP backends' options
-    (http_common.HTTPOptions) and those of the sampling settings `GenerationConfig`'s; declared
-    here are only the fields' places in the YAML file and tomsynth's defaults."""
+    sampling settings; every other key is an option of that backend (base_url, api_key_env,
+    concurrency, timeout_s, ...: docs/tomsynth.md), checked by the backend when the file loads.
+    The sampling settings' bounds are `GenerationConfig`'s; declared here are only tomsynth's
+    defaults."""
 
-    backend: Literal["openai", "anthropic"]
-    model: str = Field(min_length=1)
-    base_url: str | None = None
-    api_key_env: str | None = None  # default: OPENAI_API_KEY / ANTHROPIC_API_KEY; "" for no key
-    concurrency: int | None = None  # None: the backend's default (16)
-    timeout_s: float = HTTP_DEFAULTS["timeout_s"]
-    max_attempts: int = HTTP_DEFAULTS["max_attempts"]
     max_new_tokens: int = 2048
     temperature: float = 1.0
     top_p: float = 1.0
     seed: int | None = 0
-    options: dict[str, Any] = Field(default_factory=dict)  # further backend options (extra_body, ...)
-
-    @field_validator("concurrency", "timeout_s", "max_attempts")
-    @classmethod
-    def _http_option(cls, v: Any, info: ValidationInfo) -> Any:
-        if v is not None:
-            try:
-                HTTPOptions(**{info.field_name: v})
-            except ValidationError as e:
-                raise ValueError(e.errors()[0]["msg"]) from None
-        return v
 
     @field_validator("max_new_tokens", "temperature", "top_p")
     @classmethod
@@ -66,29 +46,17 @@ class ModelSpec(_Strict):
         GenerationConfig(**{info.field_name: v})  # its ValueError names the bound
         return v
 
-    @field_validator("options")
-    @classmethod
-    def _options_known(cls, v: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-        # Validate backend-specific options now, so a typo fails at load time with its line.
-        backend = info.data.get("backend")
-        if backend in BACKEND_OPTIONS:
-            try:
-                BACKEND_OPTIONS[backend](**v)
-            except ValidationError as e:
-                err = e.errors()[0]
-                raise ValueError(f"{backend} backend option {'.'.join(map(str, err['loc']))!r}: {err['msg']}") from None
-        return v
-
     def generation(self) -> GenerationConfig:
         return GenerationConfig(max_new_tokens=self.max_new_tokens, temperature=self.temperature,
                                 top_p=self.top_p, seed=self.seed)
 
     def backend_options(self, cache: str | None, prices: dict[str, Price]) -> dict[str, Any]:
-        """`load_backend`'s options: the fields set here (and tomsynth's defaults), then `options`."""
-        opts = self.model_dump(include={"base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts"},
-                               exclude_none=True)
-        opts.update(cache=cache, prices={k: v.model_dump() for k, v in prices.items()})
-        return {**opts, **self.options}
+        """`load_backend`'s options: tomsynth's defaults, the cache and the prices where the
+        backend takes them, then the options the file sets."""
+        accepted = accepted_options(backend_class(self.backend)) or ()
+        defaults = {**HTTP_DEFAULTS, "cache": cache,
+                    "prices": {k: v.model_dump() for k, v in prices.items()}}
+        return {**{k: v for k, v in defaults.items() if k in accepted}, **self.options}
 
 
 class FilterSpec(_Strict):

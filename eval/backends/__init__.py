@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any
+from typing import Any, Mapping
 
 from eval.backends.base import Backend, Completion, GenerationConfig, ScriptedBackend
 from eval.paths import missing_local_model
@@ -63,24 +63,35 @@ def accepted_options(cls: type[Backend]) -> list[str] | None:
             if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
 
 
+def unknown_options(kind: str, options: Mapping[str, Any]) -> tuple[list[str], list[str] | None]:
+    """The options the backend `kind` does not take, and the ones it does (None: any)."""
+    accepted = accepted_options(backend_class(kind))
+    return (sorted(set(options) - set(accepted)) if accepted is not None else []), accepted
+
+
+def check_option_values(kind: str, options: Mapping[str, Any]) -> None:
+    """Validate the options with the backend's options model, where it has one; pydantic's
+    ValidationError names the option (its location is the option's name)."""
+    options_model = getattr(backend_class(kind), "options_model", None)
+    if options_model is not None:
+        options_model(**options)
+
+
 def load_backend(kind: str, model: str, **options: Any) -> Backend:
     """Build the backend `kind` serving `model` (a local path, a hub id or an API model name).
     An option the backend does not take is a `BackendError` naming it and the accepted ones."""
     cls = backend_class(kind)
-    accepted = accepted_options(cls)
-    unknown = sorted(set(options) - set(accepted)) if accepted is not None else []
+    unknown, accepted = unknown_options(kind, options)
     if unknown:
         names = ", ".join(repr(u) for u in unknown)
         raise BackendError(f"{kind} backend: unknown option{'s' if len(unknown) > 1 else ''} "
-                           f"{names}; accepted: {', '.join(accepted) or 'none'}")
-    options_model = getattr(cls, "options_model", None)
-    if options_model is not None:  # a bad value is named before any model is looked for
-        from pydantic import ValidationError
+                           f"{names}; accepted: {', '.join(accepted or ()) or 'none'}")
+    from pydantic import ValidationError
 
-        try:
-            options_model(**options)
-        except ValidationError as e:
-            raise options_error(e, f"{kind} backend") from None
+    try:  # a bad value is named before any model is looked for
+        check_option_values(kind, options)
+    except ValidationError as e:
+        raise options_error(e, f"{kind} backend") from None
     if kind in LOCAL_WEIGHTS:
         problem = missing_local_model(str(model))
         if problem:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
 Conversation = Sequence[Message]
@@ -97,6 +97,11 @@ class Backend(abc.ABC):
     def describe(self) -> dict:
         """What to record in results (never secrets such as API keys)."""
         return {"backend": self.name, "model": self.model}
+
+    def usage_summary(self) -> dict[str, Any]:
+        """What the backend counted while it ran (requests, retries, tokens, cost); the HTTP
+        backends count, a local model has nothing to report."""
+        return {}
 
     def close(self) -> None:  # pragma: no cover - most backends hold nothing
         pass

@@ -50,3 +50,33 @@ def test_cli_prints_one_line_and_exits_with_an_error(kind, capsys, tmp_path):
     err = capsys.readouterr().err.strip()
     assert code != 0 and "Traceback" not in err and len(err.splitlines()) == 1
     assert err.startswith(f"error: {kind} backend: unknown option 'foo'; accepted: ")
+
+
+def test_a_model_in_a_config_file_refuses_what_its_backend_refuses_on_the_options_line(tmp_path):
+    """eval.backends.spec.ModelSpec: `backend` and `model`, every other key an option of that
+    backend, checked when the file loads; an error names the option's own line."""
+    from pydantic import BaseModel
+
+    from eval.backends.spec import ModelSpec
+    from eval.config_file import ConfigError, load_config
+
+    class Run(BaseModel):
+        generator: ModelSpec
+
+    good = "generator:\n  backend: openai\n  model: m\n  base_url: http://x/v1\n  concurrency: 8\n"
+    path = tmp_path / "run.yaml"
+    path.write_text(good)
+    spec = load_config(path, Run).generator
+    assert (spec.backend, spec.model) == ("openai", "m")
+    assert spec.options == {"base_url": "http://x/v1", "concurrency": 8}
+    for edit, error in (
+            (("concurrency: 8", "concurrency: 0"),
+             ":5: generator.concurrency: Input should be greater than or equal to 1 (got 0)"),
+            (("base_url", "bas_url"), ":4: generator.bas_url: unknown key; allowed: backend, model, "
+                                      "or an option of the openai backend: api_key_env, "),
+            (("backend: openai", "backend: bedrock"), ":2: generator.backend: unknown backend "
+                                                      "'bedrock'; choose one of: hf, vllm, openai")):
+        path.write_text(good.replace(*edit))
+        with pytest.raises(ConfigError) as e:
+            load_config(path, Run)
+        assert str(e.value).startswith(f"{path}{error}"), str(e.value)

@@ -77,6 +77,13 @@ def test_retries_make_a_flaky_target_give_the_fault_free_results(tmp_path, capsy
     ("- 1\n- 2\n", "the config is a list"),
     ("search: {budgett: 3}\n", ":1: search.budgett: unknown field; allowed: grouping, budget"),
     ("search: {policy: greedy}\n", "search.policy must be one of by_g, paper"),
+    # a model target's options are its backend's, checked when the file loads, on their own line
+    ("target:\n  kind: openai\n  model: m\n  concurrency: 0\n",
+     ":4: target.concurrency: Input should be greater than or equal to 1 (got 0)"),
+    ("target:\n  kind: hf\n  model: m\n  batchsize: 8\n",
+     ":4: target.batchsize: unknown key; allowed: kind, model, max_new_tokens, prompt, or an option "
+     "of the hf backend: batch_size, "),
+    ("target:\n  kind: noisy\n  p: 2\n", ":3: target.p: Input should be less than or equal to 1"),
 ])
 def test_run_configs_that_are_empty_or_unknown_are_one_line_errors(tmp_path, capsys, text, expect):
     cfg = tmp_path / "run.yaml"

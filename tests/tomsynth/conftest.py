@@ -182,7 +182,7 @@ def write_config(path: Path, server: FakeServer, out_dir: Path, **overrides: Any
     """A run config pointing the generator (anthropic API) and the verifier (OpenAI API) at the
     fake server, with short timeouts and backoff so injected faults cost little time."""
     common = {"api_key_env": "TOMSYNTH_TEST_KEY", "concurrency": 8, "timeout_s": 0.3, "max_attempts": 12,
-              "options": {"backoff_base_s": 0.01, "backoff_max_s": 0.05}}
+              "backoff_base_s": 0.01, "backoff_max_s": 0.05}
     cfg = {
         "out_dir": str(out_dir),
         "collections": ["main", "contrast"],

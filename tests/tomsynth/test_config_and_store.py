@@ -45,10 +45,11 @@ def test_good_config_and_defaults(tmp_path):
 
 @pytest.mark.parametrize("edit, expected", [
     (("concurrency: 4", "concurrency: 0"), ":5: generator.concurrency: Input should be greater than or equal to 1"),
-    (("backend: openai", "backend: bedrock"), ":7: verifier.backend: Input should be 'openai' or 'anthropic'"),
-    (("  model: claude-opus-4-5\n", "  model: claude-opus-4-5\n  temprature: 1\n"), ":5: generator.temprature: unknown field; allowed: backend, model, "),
+    (("backend: openai", "backend: bedrock"), ":7: verifier.backend: unknown backend 'bedrock'; choose one of: hf, vllm, openai, anthropic"),
+    (("  model: claude-opus-4-5\n", "  model: claude-opus-4-5\n  temprature: 1\n"), ":5: generator.temprature: unknown key; allowed: backend, model, max_new_tokens, temperature, top_p, seed, or an option of the anthropic backend: anthropic_version, api_key_env, "),
     (("{input: 5, output: 25}", "{input: -5, output: 25}"), ":11: prices.claude-opus-4-5.input: Input should be greater than or equal to 0"),
-    (("  concurrency: 4\n", "  concurrency: 4\n  options: {backoff_base: 1}\n"), ":6: generator.options: Value error, anthropic backend option 'backoff_base': Extra inputs are not permitted"),
+    (("  concurrency: 4\n", "  concurrency: 4\n  backoff_base: 1\n"), ":6: generator.backoff_base: unknown key; allowed: backend, model, "),
+    (("  concurrency: 4\n", "  concurrency: 4\n  max_attempts: many\n"), ":6: generator.max_attempts: Input should be a valid integer, unable to parse string as an integer (got 'many')"),
     (("verifier:", "verifier: [\n"), "not valid YAML"),
     (("concurrency: 4", "timeout_s: 0"), ":5: generator.timeout_s: Input should be greater than 0"),
     (("concurrency: 4", "temperature: -1"), ":5: generator.temperature: temperature must be >= 0, got -1.0"),
@@ -66,7 +67,7 @@ def test_config_errors_are_one_line(tmp_path, edit, expected):
 
 def test_backends_come_from_load_backend_with_tomsynth_defaults(tmp_path, monkeypatch):
     """tomsynth waits 300 s and tries 8 times where eval's HTTP backends wait 120 s and try 6;
-    a value set in the file wins over both, and `options` over the fields."""
+    a value set in the file wins over both."""
     import tomsynth.config
     from eval.backends import load_backend
 
