@@ -9,8 +9,6 @@ Scores are shown in percent: accuracy, and the benchmark's own headline metric w
 """
 from __future__ import annotations
 
-import base64
-import html
 import io
 import math
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from typing import Any, Sequence
 
 from eval.benchmarks import BENCHMARKS, get_benchmark
 from eval.benchmarks.base import CATEGORIES
+from eval.report_html import html
 from eval.results import label_of, score_of
 
 ORDER_PLOTS = ("hitom", "exploretom")  # benchmarks whose by_order breakdown gets a plot
@@ -243,12 +242,6 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
                      + ["| " + " | ".join(r) + " |" for r in rows])
 
 
-def _html_table(header: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
 # ------------------------------------------------------------------------------------ writing
 
 
@@ -302,31 +295,7 @@ def write_report(runs: Sequence[dict[str, Any]], out_dir: str | Path, *, deltas:
     (out / f"{stem}.md").write_text("\n".join(md), encoding="utf-8")
     written[f"{stem}.md"] = out / f"{stem}.md"
 
-    main_header = ["Model", *map(display, table.columns)]
-    base = table.cells[0]
-    main_rows = [[label, *[_fmt(v, base[j], deltas and i > 0) for j, v in enumerate(row)]]
-                 for i, (label, row) in enumerate(zip(table.labels, table.cells))]
-    parts = [f"<h1>{html.escape(title)}</h1>", _html_table(main_header, main_rows),
-             f"<p>{html.escape(avg_note)}</p>"]
-    for label, r in zip(table.labels, runs):
-        parts.append(f"<p><b>{html.escape(label)}</b></p><ul>"
-                     + "".join(f"<li>{html.escape(f)}</li>" for f in _run_facts(r)) + "</ul>")
-    for caption, _, png in images:
-        data = base64.b64encode(png).decode("ascii")
-        parts.append(f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
-                     f"<figcaption>{html.escape(caption)}</figcaption></figure>")
-    parts.append("<h2>Breakdowns</h2>")
-    for heading, header, rows in sections:
-        parts.append(f"<h3>{html.escape(heading)}</h3>{_html_table(header, rows)}")
-    page = (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title><style>"
-        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}"
-        "table{border-collapse:collapse;margin:0.5em 0}"
-        "th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-        "th:first-child,td:first-child{text-align:left}thead{background:#f3f3f3}"
-        "img{max-width:100%}</style></head><body>" + "\n".join(parts) + "</body></html>\n"
-    )
+    page = html((out / f"{stem}.md").read_text(encoding="utf-8"), out)
     (out / f"{stem}.html").write_text(page, encoding="utf-8")
     written[f"{stem}.html"] = out / f"{stem}.html"
     return written

@@ -26,7 +26,7 @@ from typing import Any
 
 from eval.jsonl import InputError, numbered_records
 from eval.paths import describe_error
-from report_html import html
+from eval.report_html import html
 from report_plots import all_zero, plot_breakdown, plot_checkpoints, plot_curves, plot_search
 from eval.stats import mcnemar_exact, paired_bootstrap, wilson
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report_html import html  # noqa: E402
+from eval.report_html import html  # noqa: E402
 from report_plots import plot_transfer  # noqa: E402
 
 from eval.jsonl import InputError, read_jsonl  # noqa: E402

@@ -1,6 +1,7 @@
-"""Markdown to one self-contained HTML page, the plots inlined: what the demo's and the transfer
-report's report.html are. Only what those reports write: headings, paragraphs with bold and code,
-lists of `- ` lines, tables (alignment rows dropped) and images next to the Markdown file."""
+"""Markdown to one self-contained HTML page, the plots inlined: every report.html of the project
+(`eval run` and `compare`, the demo's and the transfer report). Only what those reports write:
+headings, paragraphs with bold and code, lists of `- ` lines, tables (a column whose alignment row
+says `---:` is right-aligned, as numbers are) and images next to the Markdown file."""
 from __future__ import annotations
 
 import base64
@@ -20,11 +21,18 @@ def html(md: str, folder: Path) -> str:
     def flush_table():
         if table:
             # the separator row, alignment colons included ("|---|---:|")
-            rows = [r for r in table if not re.fullmatch(r"\|[-:| ]+\|", r)]
+            rule = next((r for r in table if re.fullmatch(r"\|[-:| ]+\|", r)), "")
+            right = [c.strip().endswith(":") for c in rule.strip("|").split("|")] if rule else []
+            rows = [r for r in table if r != rule]
             cells = [[inline(c.strip()) for c in r.strip("|").split("|")] for r in rows]
-            body.append("<table><tr>" + "".join(f"<th>{c}</th>" for c in cells[0]) + "</tr>"
-                        + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
-                                  for r in cells[1:]) + "</table>")
+
+            def row(tag: str, values: list[str]) -> str:
+                return "<tr>" + "".join(
+                    f"<{tag} class='num'>{c}</{tag}>" if j < len(right) and right[j]
+                    else f"<{tag}>{c}</{tag}>" for j, c in enumerate(values)) + "</tr>"
+
+            body.append("<table>" + row("th", cells[0])
+                        + "".join(row("td", r) for r in cells[1:]) + "</table>")
             table.clear()
 
     def image(m):
@@ -54,7 +62,9 @@ def html(md: str, folder: Path) -> str:
     flush_table()
     style = ("body{font-family:sans-serif;max-width:1000px;margin:2em auto}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
-             "img{max-width:100%}")
+             + ("th{text-align:left}.num{text-align:right}" if any("class='num'" in b for b in body)
+                else "")
+             + "img{max-width:100%}")
     title = h.escape(md.splitlines()[0].lstrip("#").strip()) if md.strip() else "report"
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
             f"<style>{style}</style></head><body>{''.join(body)}</body></html>")
