@@ -130,6 +130,18 @@ def meta(row: dict[str, Any]) -> dict[str, Any]:
     return json.loads(m) if m else {}
 
 
+def lenient_meta(value: Any) -> dict[str, Any]:
+    """A `meta` value (JSON string or dict) as a dict; {} for anything else, malformed JSON
+    included: for readers that meet rows of every source and must not fail on one (rewards,
+    reply checks)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
 def user_text(row: dict[str, Any]) -> str:
     """The content of the last user turn of a row's prompt."""
     return next(m["content"] for m in reversed(row["prompt"]) if m["role"] == "user")

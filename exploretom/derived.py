@@ -18,7 +18,7 @@ from collections import OrderedDict
 from typing import Any
 
 from eval import answers
-from eval.rows import meta as row_meta
+from eval.rows import lenient_meta
 from exploretom.story import parse_story
 from exploretom.replay import Replay
 from exploretom.trace_check import TraceError, check_trace
@@ -45,20 +45,12 @@ class Replays:
         return replay
 
 
-def _decoded(meta: Any) -> dict[str, Any] | None:
-    try:
-        m = row_meta({"meta": meta})
-    except json.JSONDecodeError:
-        return None
-    return m if isinstance(m, dict) else None
-
-
 def checked_derivation(text: str, gold: str, answer_type: str, meta: Any,
                        replays: Replays | None = None) -> float | None:
     """1.0 if `text` answers `gold` and its think text derives it under the checker, 0.0 if
     not, None when the row has no story to check against."""
-    m = _decoded(meta)
-    story = m.get("story") if m else None
+    m = lenient_meta(meta)
+    story = m.get("story")
     if not isinstance(story, dict) or not isinstance(story.get("actions"), list) or "order" not in m:
         return None
     think = answers.think_text(text)

@@ -13,7 +13,6 @@ seed, so the same config always gives the same rows in the same order.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -21,6 +20,7 @@ from typing import Any, Iterable, Sequence
 from eval.jsonl import InputError, numbered_records
 from eval.paths import looks_local
 from eval.rows import COLUMNS, RowError, validate_row
+from eval.rows import lenient_meta
 from eval.rows import meta as row_meta
 from eval.rows import features as row_features
 
@@ -197,10 +197,7 @@ def drop_long_prompts(ds, tokenizer, max_tokens: int | None):
 def traced_rows(ds) -> int:
     """How many rows carry a reasoning trace in meta.reasoning (what sft.think: trace uses)."""
     def has(meta) -> bool:
-        try:
-            value = json.loads(meta or "{}").get("reasoning")
-        except (json.JSONDecodeError, AttributeError):
-            return False
+        value = lenient_meta(meta).get("reasoning")
         return isinstance(value, str) and bool(value.strip())
 
     return sum(has(m) for m in ds["meta"])

@@ -25,10 +25,10 @@ a number, never an exception, so one degenerate sample cannot stop a run.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, Sequence
 
 from eval import answers
+from eval.rows import lenient_meta
 from rl.completions import completion_text
 from rl.trace_reward import trace_reward
 
@@ -58,7 +58,7 @@ def outcome_reward(
     rewards = []
     for i, completion in enumerate(completions):
         try:
-            candidates = _meta(meta[i] if meta is not None else None).get("candidates") or ()
+            candidates = lenient_meta(meta[i] if meta is not None else None).get("candidates") or ()
             r = answers.outcome_reward(completion_text(completion), answer[i], answer_type[i],
                                        list(choices[i] or []), list(candidates), untagged=untagged)
         except ValueError:
@@ -76,19 +76,9 @@ def outcome_reward(
     return rewards
 
 
-def _meta(meta: Any) -> dict[str, Any]:
-    """A row's meta (JSON string or dict) as a dict; {} when it is neither."""
-    if isinstance(meta, str):
-        try:
-            meta = json.loads(meta)
-        except json.JSONDecodeError:
-            return {}
-    return meta if isinstance(meta, dict) else {}
-
-
 def _order(meta: Any) -> str | None:
     """The belief order recorded in a row's meta (JSON string or dict), if any."""
-    order = _meta(meta).get("order")
+    order = lenient_meta(meta).get("order")
     return None if order is None else str(order)
 
 
