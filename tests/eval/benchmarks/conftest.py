@@ -1,16 +1,21 @@
-"""Real model replies for the agreement tests: every benchmark's untagged replies are checked
-against a small oracle of its original scorer's reading rule, on committed reply shapes and on
-the replies a real model gave, when a run saved them under runs/real/<run>/samples/ (a
-development machine's runs; CI has none, and those tests skip)."""
+"""What the benchmark tests share: each test module's sample and rows (read from its `BENCHMARK`),
+a writable copy of the sample to break, the one-line error its loader raises, line edits; and the
+agreement tests: every benchmark's untagged replies are checked against a small oracle of its
+original scorer's reading rule, on committed reply shapes and on the replies a real model gave,
+when a run saved them under runs/real/<run>/samples/ (a development machine's runs; CI has none,
+and those tests skip)."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
 from eval.benchmarks import get_benchmark
+from eval.benchmarks.base import BenchmarkFormatError
 
 REAL_RUNS = Path(__file__).resolve().parents[3] / "runs" / "real"
 
@@ -25,6 +30,55 @@ def sample(request):
 def rows(request, sample):
     """The rows the test module's `BENCHMARK` loads from its shared sample."""
     return request.module.BENCHMARK.load_rows(sample)
+
+
+@pytest.fixture
+def copy(sample, tmp_path) -> Path:
+    """A writable copy of the test module's sample (its folder, or its file) to break."""
+    dst = tmp_path / sample.name
+    if sample.is_dir():
+        shutil.copytree(sample, dst)
+    else:
+        shutil.copy(sample, dst)
+    return dst
+
+
+@pytest.fixture
+def one_line_error(request) -> Callable[..., str]:
+    """`one_line_error(path, **options)`: the error the test module's `BENCHMARK` raises loading
+    `path`, asserted to be one line."""
+    def error(path: Path, **options: Any) -> str:
+        with pytest.raises(BenchmarkFormatError) as e:
+            request.module.BENCHMARK.load(path, **options)
+        assert "\n" not in str(e.value)
+        return str(e.value)
+
+    return error
+
+
+def _edit_line(path: Path, n: int, change: Callable[[str], str]) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[n - 1] = change(lines[n - 1])
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def edit_line() -> Callable[[Path, int, Callable[[str], str]], None]:
+    """`edit_line(path, n, change)`: replace line n (from 1) of a text file with change(line)."""
+    return _edit_line
+
+
+@pytest.fixture
+def edit_record() -> Callable[[Path, int, Callable[[dict], None]], None]:
+    """`edit_record(path, n, change)`: change (in place) the JSON object on line n of a JSONL file."""
+    def edit(path: Path, n: int, change: Callable[[dict], None]) -> None:
+        def rewrite(line: str) -> str:
+            obj = json.loads(line)
+            change(obj)
+            return json.dumps(obj, ensure_ascii=False)
+        _edit_line(path, n, rewrite)
+
+    return edit
 
 
 def _real_replies(name: str) -> list[tuple[dict, str]]:

@@ -2,7 +2,6 @@
 math-equivalent cloze answers, English and Chinese instructions."""
 import json
 import re
-import shutil
 
 import pytest
 
@@ -118,21 +117,6 @@ def test_cloze_answers_are_compared_as_math(rows):
         assert record_for(word, tagged(reply, "x"), BENCHMARK)["correct"] is ok
 
 
-@pytest.fixture
-def copy(sample, tmp_path):
-    dst = tmp_path / "agieval"
-    shutil.copytree(sample, dst)
-    return dst
-
-
-def _edit(path, lineno, fn):
-    lines = path.read_text(encoding="utf-8").splitlines()
-    obj = json.loads(lines[lineno - 1])
-    fn(obj)
-    lines[lineno - 1] = json.dumps(obj, ensure_ascii=False)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
 def test_corrupt_line_names_file_and_line(copy):
     f = copy / "data" / "v1" / "lsat-lr.jsonl"
     lines = f.read_text().splitlines()
@@ -142,20 +126,20 @@ def test_corrupt_line_names_file_and_line(copy):
         load(copy)
 
 
-def test_label_outside_the_options(copy):
+def test_label_outside_the_options(copy, edit_record):
     f = copy / "data" / "v1" / "sat-math.jsonl"
-    _edit(f, 4, lambda o: o.update(label="F"))
+    edit_record(f, 4, lambda o: o.update(label="F"))
     with pytest.raises(BenchmarkFormatError, match=re.escape(f"{f}: line 4: field 'label': F not among")):
         load(copy)
 
 
-def test_missing_question_and_missing_cloze_answer(copy):
+def test_missing_question_and_missing_cloze_answer(copy, edit_record):
     f = copy / "data" / "v1" / "aqua-rat.jsonl"
-    _edit(f, 2, lambda o: o.pop("question"))
+    edit_record(f, 2, lambda o: o.pop("question"))
     with pytest.raises(BenchmarkFormatError, match=re.escape(f"{f}: line 2: field 'question': missing")):
         load(f)
     g = copy / "data" / "v1" / "math.jsonl"
-    _edit(g, 5, lambda o: o.update(answer=None))
+    edit_record(g, 5, lambda o: o.update(answer=None))
     with pytest.raises(BenchmarkFormatError, match=re.escape(f"{g}: line 5: field 'answer': missing")):
         load(g)
 
@@ -233,9 +217,9 @@ def test_a_perfect_answerer_cannot_score_what_the_original_cannot(fixture_rows):
     assert metrics["accuracy"] == pytest.approx(6 / 10) and metrics["unscorable"] == 4
 
 
-def test_label_that_is_neither_letter_nor_list_still_fails(copy):
+def test_label_that_is_neither_letter_nor_list_still_fails(copy, edit_record):
     f = copy / "data" / "v1" / "sat-math.jsonl"
-    _edit(f, 1, lambda o: o.update(label=3))
+    edit_record(f, 1, lambda o: o.update(label=3))
     with pytest.raises(BenchmarkFormatError, match=re.escape(f"{f}: line 1: field 'label': expected")):
         load(copy)
 

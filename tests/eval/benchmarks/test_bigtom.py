@@ -2,12 +2,11 @@
 generate_conditions.py does; two seeded-shuffled options; accuracy per condition."""
 import csv
 import re
-import shutil
 
 import pytest
 
 from eval.answers import tagged
-from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
+from eval.benchmarks.base import record_for, scripted_metrics
 from eval.benchmarks.bigtom import BENCHMARK, CONDITIONS, VARIABLES, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text
 
@@ -87,39 +86,31 @@ def test_option_order_is_seeded(sample, rows):
 
 
 @pytest.fixture
-def copy(sample, tmp_path):
-    shutil.copy(sample / "bigtom.csv", tmp_path / "bigtom.csv")
-    return tmp_path / "bigtom.csv"
+def release(copy):
+    return copy / "bigtom.csv"
 
 
-def one_line_error(path):
-    with pytest.raises(BenchmarkFormatError) as e:
-        load(path)
-    assert "\n" not in str(e.value)
-    return str(e.value)
-
-
-def test_short_row_names_file_and_line(copy):
-    lines = copy.read_text().splitlines()
+def test_short_row_names_file_and_line(release, one_line_error):
+    lines = release.read_text().splitlines()
     lines[2] = ";".join(lines[2].split(";")[:10])
-    copy.write_text("\n".join(lines) + "\n")
-    msg = one_line_error(copy)
+    release.write_text("\n".join(lines) + "\n")
+    msg = one_line_error(release)
     assert "bigtom.csv: line 3: 10 ';'-separated columns" in msg
 
 
-def test_story_without_five_sentences_and_empty_column(copy):
-    lines = copy.read_text().splitlines()
+def test_story_without_five_sentences_and_empty_column(release, one_line_error):
+    lines = release.read_text().splitlines()
     cells = lines[4].split(";")
     cells[0] = "Only one sentence here"
     lines[4] = ";".join(cells)
-    copy.write_text("\n".join(lines) + "\n")
-    assert "bigtom.csv: line 5: column 0 (story)" in one_line_error(copy)
+    release.write_text("\n".join(lines) + "\n")
+    assert "bigtom.csv: line 5: column 0 (story)" in one_line_error(release)
     cells = lines[1].split(";")
     cells[14] = " "
     lines[4] = lines[0]
     lines[1] = ";".join(cells)
-    copy.write_text("\n".join(lines) + "\n")
-    assert "bigtom.csv: line 2: column 14 (random_event) is empty" in one_line_error(copy)
+    release.write_text("\n".join(lines) + "\n")
+    assert "bigtom.csv: line 2: column 14 (random_event) is empty" in one_line_error(release)
 
 
 # ------------------------------------------- reading untagged replies as the original reads them

@@ -3,7 +3,6 @@ its cause in one prompt and counts when both are right), and bad input fails wit
 file, line and field."""
 import json
 import re
-import shutil
 
 import pytest
 
@@ -176,27 +175,14 @@ def test_loads_a_single_task_file(sample):
     assert {meta(r)["task"] for r in eu} == {"EU"}
 
 
-@pytest.fixture
-def copy(sample, tmp_path):
-    dst = tmp_path / "emobench"
-    shutil.copytree(sample, dst)
-    return dst
-
-
-def _rewrite_line(path, lineno, edit):
-    lines = path.read_text(encoding="utf-8").splitlines()
-    lines[lineno - 1] = edit(lines[lineno - 1])
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def test_corrupt_line_names_file_and_line(copy):
+def test_corrupt_line_names_file_and_line(copy, edit_line):
     f = copy / "data" / "EA.jsonl"
-    _rewrite_line(f, 4, lambda line: line[: len(line) // 2])
+    edit_line(f, 4, lambda line: line[: len(line) // 2])
     with pytest.raises(BenchmarkFormatError, match="^" + re.escape(f"{f}: line 4: not valid JSON")):
         load(copy)
 
 
-def test_missing_field_names_the_field(copy):
+def test_missing_field_names_the_field(copy, edit_line):
     f = copy / "data" / "EU.jsonl"
 
     def drop_cause(line):
@@ -204,14 +190,14 @@ def test_missing_field_names_the_field(copy):
         del obj["cause_label"]
         return json.dumps(obj, ensure_ascii=False)
 
-    _rewrite_line(f, 7, drop_cause)
+    edit_line(f, 7, drop_cause)
     with pytest.raises(BenchmarkFormatError) as e:
         load(copy)
     msg = str(e.value)
     assert msg.startswith(f"{f}: line 7:") and "'cause_label'" in msg and "\n" not in msg
 
 
-def test_gold_not_among_options(copy):
+def test_gold_not_among_options(copy, edit_line):
     f = copy / "data" / "EA.jsonl"
 
     def relabel(line):
@@ -219,7 +205,7 @@ def test_gold_not_among_options(copy):
         obj["label"] = "none of these"
         return json.dumps(obj, ensure_ascii=False)
 
-    _rewrite_line(f, 2, relabel)
+    edit_line(f, 2, relabel)
     with pytest.raises(BenchmarkFormatError, match=re.escape(f"{f}: line 2: field 'label'")):
         load(copy)
 

@@ -8,7 +8,7 @@ import pytest
 
 from eval.answers import tagged
 from eval.benchmarks._common import f1
-from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_records
+from eval.benchmarks.base import record_for, scripted_records
 from eval.benchmarks.opentom import BENCHMARK, QUESTION_FILES, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text
 
@@ -206,20 +206,7 @@ def test_f1_matches_scikit_learn_conventions():
     assert f1(["a", "b", "b", "b"], ["b", "b", "b", "b"], "weighted") == pytest.approx(0.75 * (2 * 0.75 / 1.75))
 
 
-@pytest.fixture
-def copy(sample, tmp_path):
-    shutil.copytree(sample, tmp_path / "opentom_data")
-    return tmp_path / "opentom_data"
-
-
-def one_line_error(path):
-    with pytest.raises(BenchmarkFormatError) as e:
-        load(path)
-    assert "\n" not in str(e.value)
-    return str(e.value)
-
-
-def test_unknown_story_and_bad_answer(copy):
+def test_unknown_story_and_bad_answer(copy, one_line_error):
     attitude = json.loads((copy / "attitude.json").read_text())
     attitude["999"] = attitude.pop(next(iter(attitude)))
     (copy / "attitude.json").write_text(json.dumps(attitude, indent=4))
@@ -237,7 +224,7 @@ def test_unknown_story_and_bad_answer(copy):
     assert f"multihop_fo.json: record '{key}' question 0: field 'answer' 'half full'" in msg
 
 
-def test_corrupt_json_and_missing_meta(copy, tmp_path):
+def test_corrupt_json_and_missing_meta(copy, tmp_path, one_line_error):
     text = (copy / "location_cg_so.json").read_text().splitlines()
     text[4] = text[4].replace('"', "", 1)
     (copy / "location_cg_so.json").write_text("\n".join(text))
@@ -245,7 +232,7 @@ def test_corrupt_json_and_missing_meta(copy, tmp_path):
     assert "no meta_data.json" in one_line_error(tmp_path / "elsewhere")
 
 
-def test_release_quirks_in_multihop_answers(copy):
+def test_release_quirks_in_multihop_answers(copy, one_line_error):
     multihop = json.loads((copy / "multihop_so.json").read_text())
     access = [k for k, qs in multihop.items() if "accessibility" in qs[0]["question"]]
     assert len(access) >= 2

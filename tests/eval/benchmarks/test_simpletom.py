@@ -1,13 +1,12 @@
 """SimpleToM loader on our own fixture in the hub layout (`<config>/test.jsonl`): two-option
 questions, accuracy per mental state / behaviour / judgment."""
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from eval.answers import tagged
-from eval.benchmarks.base import BenchmarkFormatError, scripted_metrics
+from eval.benchmarks.base import scripted_metrics
 from eval.benchmarks.simpletom import BENCHMARK, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text
 
@@ -23,6 +22,11 @@ def items():
         for line in (FIXTURE / config / "test.jsonl").read_text().splitlines()
         if line.strip()
     ]
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return FIXTURE  # no shared sample: the release's layout as a fixture
 
 
 @pytest.fixture(scope="module")
@@ -69,38 +73,19 @@ def test_breakdown_keys(rows):
     assert set(metrics["by_question_kind"]) == {"mental_state", "behavior", "judgment"}
 
 
-@pytest.fixture
-def copy(tmp_path):
-    shutil.copytree(FIXTURE, tmp_path / "simpletom")
-    return tmp_path / "simpletom"
-
-
-def break_line(file, n, change):
-    lines = file.read_text().splitlines()
-    lines[n - 1] = change(lines[n - 1])
-    file.write_text("\n".join(lines) + "\n")
-
-
-def one_line_error(path):
-    with pytest.raises(BenchmarkFormatError) as e:
-        load(path)
-    assert "\n" not in str(e.value)
-    return str(e.value)
-
-
-def test_corrupt_line_names_file_and_line(copy):
-    break_line(copy / "behavior-qa" / "test.jsonl", 4, lambda s: s[:-10])
+def test_corrupt_line_names_file_and_line(copy, one_line_error, edit_line):
+    edit_line(copy / "behavior-qa" / "test.jsonl", 4, lambda s: s[:-10])
     msg = one_line_error(copy)
     assert "behavior-qa/test.jsonl: line 4: not valid JSON" in msg
 
 
-def test_bad_answer_key_and_missing_field(copy):
+def test_bad_answer_key_and_missing_field(copy, one_line_error, edit_line):
     def set_key(s):
         d = json.loads(s)
         d["answerKey"] = "C"
         return json.dumps(d)
 
-    break_line(copy / "judgment-qa" / "test.jsonl", 2, set_key)
+    edit_line(copy / "judgment-qa" / "test.jsonl", 2, set_key)
     assert "judgment-qa/test.jsonl: line 2: field 'answerKey'" in one_line_error(copy)
 
     def drop_story(s):
@@ -108,9 +93,9 @@ def test_bad_answer_key_and_missing_field(copy):
         del d["story"]
         return json.dumps(d)
 
-    break_line(copy / "mental-state-qa" / "test.jsonl", 6, drop_story)
+    edit_line(copy / "mental-state-qa" / "test.jsonl", 6, drop_story)
     assert "line 6: missing field 'story'" in one_line_error(copy / "mental-state-qa")
 
 
-def test_empty_folder(tmp_path):
+def test_empty_folder(tmp_path, one_line_error):
     assert "no *.jsonl file" in one_line_error(tmp_path)

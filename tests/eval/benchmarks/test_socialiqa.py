@@ -1,7 +1,6 @@
 """Social IQa loader: dev.jsonl + 1-based dev-labels.lst, 3-way accuracy, question-type breakdown."""
 import json
 import re
-import shutil
 
 import pytest
 
@@ -49,13 +48,6 @@ def test_question_type_patterns():
     assert question_type("What does Bailey need to do before this?") == "needs"
     assert question_type("What will happen to Austin?") == "effects"
     assert question_type("How would you describe Skylar?") == "descriptions"
-
-
-@pytest.fixture
-def copy(sample, tmp_path):
-    dst = tmp_path / "socialiqa"
-    shutil.copytree(sample, dst)
-    return dst
 
 
 def test_corrupt_line_names_file_and_line(copy):

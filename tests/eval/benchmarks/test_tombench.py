@@ -1,12 +1,11 @@
 """ToMBench loader: 20 task files, English fields, seeded option shuffles mapped back to the
 original letters, majority vote over permutations, accuracy per task and ability."""
 import json
-import shutil
 
 import pytest
 
 from eval.answers import tagged
-from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_records
+from eval.benchmarks.base import record_for, scripted_records
 from eval.benchmarks.tombench import ANSWER_KEY, BENCHMARK, load, split_abilities
 from eval.rows import SYSTEM_PROMPT, meta, user_text
 
@@ -112,33 +111,14 @@ def test_majority_vote_over_permutations(sample):
     assert two["n"] == 100 and two["n_responses"] == 500
 
 
-@pytest.fixture
-def copy(sample, tmp_path):
-    shutil.copytree(sample / "data", tmp_path / "data")
-    return tmp_path
-
-
-def one_line_error(path):
-    with pytest.raises(BenchmarkFormatError) as e:
-        load(path)
-    assert "\n" not in str(e.value)
-    return str(e.value)
-
-
-def edit_line(file, n, change):
-    lines = file.read_text().splitlines()
-    lines[n - 1] = change(lines[n - 1])
-    file.write_text("\n".join(lines) + "\n")
-
-
-def test_corrupt_line_names_file_and_line(copy):
+def test_corrupt_line_names_file_and_line(copy, one_line_error, edit_line):
     file = copy / "data" / "False Belief Task.jsonl"
     edit_line(file, 3, lambda s: s[:40])
     msg = one_line_error(copy)
     assert "False Belief Task.jsonl: line 3: not valid JSON" in msg
 
 
-def test_missing_option_and_bad_answer(copy):
+def test_missing_option_and_bad_answer(copy, one_line_error, edit_line):
     file = copy / "data" / "Moral Emotions.jsonl"
 
     def drop_b(s):
@@ -160,7 +140,7 @@ def test_missing_option_and_bad_answer(copy):
     assert "Hidden Emotions.jsonl: line 4" in msg and "not an option letter" in msg
 
 
-def test_missing_field(copy):
+def test_missing_field(copy, one_line_error, edit_line):
     file = copy / "data" / "Hinting Task Test.jsonl"
 
     def drop_story(s):

@@ -1,11 +1,8 @@
 """ToMi loader: bAbI-style .txt + line-aligned .trace, exact-match locations, per-type accuracy."""
-import shutil
-
-import pytest
 
 from eval.answers import tagged
-from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
-from eval.benchmarks.tomi import BENCHMARK, load, question_kind
+from eval.benchmarks.base import record_for, scripted_metrics
+from eval.benchmarks.tomi import BENCHMARK, question_kind
 from eval.rows import SYSTEM_PROMPT, meta, user_text
 
 
@@ -50,21 +47,7 @@ def test_breakdowns_by_question_and_story_type(rows):
     assert question_kind("reality") == "reality"
 
 
-@pytest.fixture
-def copy(sample, tmp_path):
-    for name in ("fb_all_test.txt", "fb_all_test.trace"):
-        shutil.copy(sample / name, tmp_path / name)
-    return tmp_path
-
-
-def one_line_error(path, *args):
-    with pytest.raises(BenchmarkFormatError) as e:
-        load(path, *args)
-    assert "\n" not in str(e.value)
-    return str(e.value)
-
-
-def test_corrupt_story_line_names_file_and_line(copy):
+def test_corrupt_story_line_names_file_and_line(copy, one_line_error):
     txt = copy / "fb_all_test.txt"
     lines = txt.read_text().splitlines()
     lines[3] = "the grapefruit moved"  # no line number
@@ -73,7 +56,7 @@ def test_corrupt_story_line_names_file_and_line(copy):
     assert "fb_all_test.txt" in msg and "line 4" in msg
 
 
-def test_broken_question_line_names_file_and_line(copy):
+def test_broken_question_line_names_file_and_line(copy, one_line_error):
     txt = copy / "fb_all_test.txt"
     lines = txt.read_text().splitlines()
     lines[6] = lines[6].split("\t")[0] + "\tgreen_bucket"  # the supporting-line field is gone
@@ -82,7 +65,7 @@ def test_broken_question_line_names_file_and_line(copy):
     assert "fb_all_test.txt" in msg and "line 7" in msg
 
 
-def test_bad_trace_names_trace_file_and_line(copy):
+def test_bad_trace_names_trace_file_and_line(copy, one_line_error):
     trace = copy / "fb_all_test.trace"
     lines = trace.read_text().splitlines()
     fields = lines[4].split(",")
@@ -92,13 +75,13 @@ def test_bad_trace_names_trace_file_and_line(copy):
     assert "fb_all_test.trace" in msg and "line 5" in msg and "question type" in msg
 
 
-def test_missing_trace_and_missing_file(copy, tmp_path):
+def test_missing_trace_and_missing_file(copy, tmp_path, one_line_error):
     (copy / "fb_all_test.trace").unlink()
     assert ".trace" in one_line_error(copy / "fb_all_test.txt")
     assert "nope.txt" in one_line_error(tmp_path / "nope.txt")
 
 
-def test_trace_count_mismatch(copy):
+def test_trace_count_mismatch(copy, one_line_error):
     trace = copy / "fb_all_test.trace"
     trace.write_text("\n".join(trace.read_text().splitlines()[:-1]) + "\n")
     msg = one_line_error(copy)
