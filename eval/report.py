@@ -9,7 +9,6 @@ Scores are shown in percent: accuracy, and the benchmark's own headline metric w
 """
 from __future__ import annotations
 
-import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, Sequence
 
 from eval.benchmarks import BENCHMARKS, get_benchmark
 from eval.benchmarks.base import CATEGORIES
+from eval.charts import figure, png
 from eval.report_html import html
 from eval.results import label_of, score_of
 
@@ -99,21 +99,9 @@ def table_markdown(table: Table, *, deltas: bool = False) -> str:
 # ------------------------------------------------------------------------------------ charts
 
 
-def _figure(width: float, height: float):
-    from matplotlib.figure import Figure  # the Agg canvas, no pyplot global state
-
-    return Figure(figsize=(width, height), dpi=110, layout="constrained")
-
-
-def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
-
-
 def scores_chart(table: Table) -> bytes:
     columns = table.columns
-    fig = _figure(max(6.0, 0.9 * len(columns) * max(1, len(table.labels)) ** 0.5 + 2), 3.8)
+    fig = figure(max(6.0, 0.9 * len(columns) * max(1, len(table.labels)) ** 0.5 + 2), 3.8)
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(table.labels))
     for i, (label, row) in enumerate(zip(table.labels, table.cells)):
@@ -124,7 +112,7 @@ def scores_chart(table: Table) -> bytes:
     ax.set_ylim(0, 100)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _png(fig)
+    return png(fig)
 
 
 def order_chart(runs: Sequence[dict[str, Any]], benchmark: str) -> bytes | None:
@@ -140,7 +128,7 @@ def order_chart(runs: Sequence[dict[str, Any]], benchmark: str) -> bytes | None:
                 series.append((label, points))
     if not series:
         return None
-    fig = _figure(5.5, 3.4)
+    fig = figure(5.5, 3.4)
     ax = fig.add_subplot()
     for label, points in series:
         ax.plot([p[0] for p in points], [100 * p[1] for p in points], marker="o", label=label)
@@ -153,7 +141,7 @@ def order_chart(runs: Sequence[dict[str, Any]], benchmark: str) -> bytes | None:
     ax.set_title(f"{display(benchmark)}: accuracy per order")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    return _png(fig)
+    return png(fig)
 
 
 def _as_number(key: str) -> float:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from eval.benchmarks.base import mean
+from eval.charts import pyplot
 from eval.jsonl import InputError, iter_records
 from exploretom.action_sets import ACTION_SETS
 from exploretom.cli_args import orders_arg
@@ -384,17 +385,8 @@ def markdown(data: dict[str, Any], read: ReadCounts, images: dict[str, str]) -> 
 # Images
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: no display on servers
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def plot_table1(data: dict[str, Any], path: Path) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     methods = data["methods"]
     fig, axes = plt.subplots(len(methods), 1, figsize=(10, 3.2 * len(methods)), squeeze=False)
     for ax, m in zip(axes[:, 0], methods):
@@ -421,7 +413,7 @@ def plot_table1(data: dict[str, Any], path: Path) -> None:
 
 
 def plot_fig6(data: dict[str, Any], path: Path) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.ticker import MaxNLocator
 
     comps = data["comparison"]

@@ -5,16 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from eval.charts import pyplot
 from eval.report import display
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _integer_steps(ax) -> None:
@@ -24,7 +16,7 @@ def _integer_steps(ax) -> None:
 
 
 def plot_curves(grpo_log: list[dict], sft_log: list[dict], path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
     series = {label: [(e["step"], float(e[key])) for e in grpo_log if key in e]
               for key, label in (("reward", "total reward"),
@@ -56,7 +48,7 @@ def plot_curves(grpo_log: list[dict], sft_log: list[dict], path: Path) -> None:
 
 
 def plot_checkpoints(acc: dict[str, tuple[float, float, float]], path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5, 3.6))
     names = list(acc)
     means = [acc[n][0] for n in names]
@@ -78,7 +70,7 @@ def all_zero(table: dict[str, dict[str, float]]) -> bool:
 
 
 def plot_breakdown(table: dict[str, dict[str, float]], title: str, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     groups = sorted({g for per in table.values() for g in per})
     fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(groups) + 2), 3.6))
     width = 0.8 / max(1, len(table))
@@ -95,7 +87,7 @@ def plot_breakdown(table: dict[str, dict[str, float]], title: str, path: Path) -
 
 
 def plot_search(pairs: list[tuple[str, float, float]], path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.6))
     diffs = [100 * (a - b) for _, a, b in pairs]
     ax.hist(diffs, bins=min(15, max(5, len(diffs) // 2)), color="tab:green")
@@ -110,7 +102,7 @@ def plot_search(pairs: list[tuple[str, float, float]], path: Path) -> None:
 def plot_transfer(s: dict[str, Any], path: Path) -> None:
     """Accuracy per benchmark and checkpoint with Wilson intervals, chance dotted (the transfer
     report's summary.json as `s`)."""
-    plt = _plt()
+    plt = pyplot()
     names = list(s["benchmarks"])
     ckpts = s["checkpoints"]
     fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(names) + 2), 3.8))

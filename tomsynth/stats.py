@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from eval.charts import pyplot
 from eval.jsonl import write_json
 from eval.rows import meta
 from tomsynth.build import NAMES, distributions
@@ -80,10 +81,7 @@ def show(stats: dict[str, Any]) -> None:
 
 
 def plot(stats: dict[str, Any], out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     paths = []
     out_dir.mkdir(parents=True, exist_ok=True)
