@@ -182,6 +182,9 @@ def build(out: Path) -> dict[str, Any]:
                          for c, rows in per_ckpt.items()}
     summary["derived"] = {c: table for c in trained
                           if (table := derived_table(per_ckpt[c], ids))}
+    if not summary["derived"] and any("story" in (r.get("meta") or {}) and "derived" not in r
+                                      for c in trained for r in per_ckpt[c].values()):
+        summary["derived_missing"] = True  # samples written before eval run checked derivations
     first = per_ckpt[trained[0]]
     by_group: dict[str, list[float]] = defaultdict(list)
     for i in ids:
@@ -340,6 +343,11 @@ def markdown(s: dict[str, Any], data: dict[str, Any], grpo_log: list[dict]) -> s
                       + (f"; right with a checked derivation: {_pct(fb_derived['derived'])}."
                          if fb_derived else "."), ""]
     derived = s.get("derived") or {}
+    if s.get("derived_missing"):
+        lines += ["No share right with a checked derivation: these samples were written before "
+                  "`eval run` recorded a `derived` verdict per sample. To re-score them, remove "
+                  "`stages/eval.json` and `stages/report.json` from the run's folder and run the "
+                  "demo again with the same options: the evaluation reuses its cached replies.", ""]
     if derived:
         ckpts = list(derived)
         lines += ["### Right with a checked derivation", "",

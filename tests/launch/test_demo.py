@@ -264,3 +264,14 @@ def test_a_run_killed_after_its_last_step_is_finished_from_that_checkpoint(tmp_p
     assert run._finish_from_last_checkpoint(out)
     assert (out / "model.safetensors").read_bytes() == b"weights at step 20"
     assert not (out / "optimizer.pt").exists()
+
+
+def test_report_says_when_its_samples_predate_the_derived_verdicts(tmp_path):
+    """Samples written before `eval run` checked derivations carry no `derived` verdict: the
+    report says how to re-score them instead of silently leaving the table out."""
+    out = tmp_path / "run"
+    _fake_run(out, "default", {"sft": [True, False], "grpo": [True, True]})
+    s = demo_report.build(out)
+    assert s["derived_missing"] and not s["derived"]
+    md = (out / "report" / "report.md").read_text()
+    assert "No share right with a checked derivation: these samples were written before" in md
