@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from eval.jsonl import InputError, iter_records
 
@@ -104,8 +104,40 @@ def read_stories(paths: Sequence[str | Path], text_mode: str = "structure",
     counts = ReadCounts()
     stories: list[StoryIn] = []
     seen: dict[str, str] = {}
+    for path, at, rec in story_records(paths, counts):
+        sid = str(rec["id"])
+        if sid in seen:
+            raise InputError(f"{at}: story id {sid!r} already read at {seen[sid]}")
+        seen[sid] = at
+        if not isinstance(rec.get("actions"), list):
+            raise InputError(f"{at}: story {sid!r}: missing field 'actions'")
+        questions = rec.get("questions")
+        if not isinstance(questions, list):
+            raise InputError(f"{at}: story {sid!r}: missing field 'questions' (label the "
+                             f"stories first: python -m exploretom label)")
+        for i, q in enumerate(questions):
+            _check_question(q, f"{at}: story {sid!r}: questions[{i}]")
+        text = _story_text(rec, text_mode, f"{at}: story {sid!r}", counts)
+        if text is None:
+            continue
+        chosen = [(i, q) for i, q in enumerate(questions)
+                  if (orders is None or q["order"] in orders)
+                  and (properties is None or q["property"] in properties)]
+        # keep only what rows need: the whole record of thousands of stories is large
+        stories.append(StoryIn(sid, text, story_meta(rec, text_mode), stratum(rec), chosen,
+                               max([q["order"] for q in questions] + [1])))
+        counts.per_file[path] += 1
+    counts.stories = len(stories)
+    return stories, counts
+
+
+def story_records(paths: Sequence[str | Path], counts: "ReadCounts") -> Iterator[tuple[str, str, dict]]:
+    """(file, position, record) of every story record of `paths`, in order. The `{"id", "error"}`
+    lines that label, sample and search write for invalid stories are counted and passed over;
+    a record without an id is an error. `counts.per_file` starts at 0 for every file: the reader
+    adds the stories it keeps."""
     for path in paths:
-        n_file = 0
+        counts.per_file[str(path)] = 0
         for at, rec in iter_records(path):
             counts.lines += 1
             if "error" in rec:
@@ -113,31 +145,7 @@ def read_stories(paths: Sequence[str | Path], text_mode: str = "structure",
                 continue
             if rec.get("id") is None or isinstance(rec["id"], (dict, list)):
                 raise InputError(f"{at}: missing field 'id'")
-            sid = str(rec["id"])
-            if sid in seen:
-                raise InputError(f"{at}: story id {sid!r} already read at {seen[sid]}")
-            seen[sid] = at
-            if not isinstance(rec.get("actions"), list):
-                raise InputError(f"{at}: story {sid!r}: missing field 'actions'")
-            questions = rec.get("questions")
-            if not isinstance(questions, list):
-                raise InputError(f"{at}: story {sid!r}: missing field 'questions' (label the "
-                                 f"stories first: python -m exploretom label)")
-            for i, q in enumerate(questions):
-                _check_question(q, f"{at}: story {sid!r}: questions[{i}]")
-            text = _story_text(rec, text_mode, f"{at}: story {sid!r}", counts)
-            if text is None:
-                continue
-            chosen = [(i, q) for i, q in enumerate(questions)
-                      if (orders is None or q["order"] in orders)
-                      and (properties is None or q["property"] in properties)]
-            # keep only what rows need: the whole record of thousands of stories is large
-            stories.append(StoryIn(sid, text, story_meta(rec, text_mode), stratum(rec), chosen,
-                                   max([q["order"] for q in questions] + [1])))
-            n_file += 1
-        counts.per_file[str(path)] = n_file
-    counts.stories = len(stories)
-    return stories, counts
+            yield str(path), at, rec
 
 
 def stratum(rec: dict[str, Any]) -> str:

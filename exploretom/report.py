@@ -19,15 +19,16 @@ import json
 import statistics
 import sys
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from eval.benchmarks.base import mean
 from eval.charts import pyplot
-from eval.jsonl import InputError, iter_records
+from eval.jsonl import InputError
 from exploretom.action_sets import ACTION_SETS
 from exploretom.cli_args import orders_arg
+from exploretom.dataset_stories import ReadCounts, story_records
 
 ASTAR, BASELINE = "astar", "baseline"
 METHOD_NAMES = {ASTAR: "A*", BASELINE: "baseline (overgenerate and filter)"}
@@ -62,13 +63,6 @@ class RunStory:
     found: bool
     accuracy: float  # the search's own figure on its scored questions
     questions: list[tuple[int, bool, bool]]  # (order, interesting, correct)
-
-
-@dataclass
-class ReadCounts:
-    lines: int = 0
-    errors: int = 0
-    per_file: dict[str, int] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------------------
@@ -121,24 +115,15 @@ def read_runs(paths: Sequence[str | Path]) -> tuple[list[RunStory], ReadCounts]:
     counts = ReadCounts()
     stories: list[RunStory] = []
     seen: dict[tuple, str] = {}
-    for path in paths:
-        n_file = 0
-        for at, rec in iter_records(path):
-            counts.lines += 1
-            if "error" in rec:
-                counts.errors += 1
-                continue
-            if rec.get("id") is None:
-                raise InputError(f"{at}: missing field 'id'")
-            story = parse_record(rec, at)
-            key = (story.method, story.target, str(rec["id"]))
-            if key in seen:
-                raise InputError(f"{at}: story {rec['id']!r} ({story.method}, {story.target}) "
-                                 f"already read at {seen[key]}")
-            seen[key] = at
-            stories.append(story)
-            n_file += 1
-        counts.per_file[str(path)] = n_file
+    for path, at, rec in story_records(paths, counts):
+        story = parse_record(rec, at)
+        key = (story.method, story.target, str(rec["id"]))
+        if key in seen:
+            raise InputError(f"{at}: story {rec['id']!r} ({story.method}, {story.target}) "
+                             f"already read at {seen[key]}")
+        seen[key] = at
+        stories.append(story)
+        counts.per_file[path] += 1
     if not stories:
         raise InputError(f"no search results in {', '.join(map(str, paths))} "
                          f"({counts.errors} error lines)")
