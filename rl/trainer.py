@@ -15,7 +15,7 @@ Refill prompts come from the training set in an independent seeded order (TRL's 
 in its own order; a prompt can therefore come back earlier than its turn in the epoch).
 
 Greedy evaluation (`greedy_eval.steps`): every N optimizer steps the policy answers the held-out
-rows (`data.eval`) greedily with `eval.backends.hf` on the in-memory model, and accuracy overall,
+rows (`data.eval`) greedily with `eval.backends.kinds.hf` on the in-memory model, and accuracy overall,
 per source and per belief order (the outcome reward, which requires the format) is logged as
 `greedy_eval/...` to every logger (wandb, TensorBoard) and to the run's log.jsonl.
 """
@@ -194,7 +194,7 @@ def greedy_eval_callback(trainer, rows: list[dict[str, Any]], every: int, max_ne
     from transformers import Trainer, TrainerCallback
 
     from eval.backends.base import GenerationConfig
-    from eval.backends.hf import HFBackend
+    from eval.backends.kinds.hf import HFBackend
 
     def evaluate(state) -> dict[str, float]:
         acc = trainer.accelerator

@@ -1,9 +1,11 @@
-"""Model backends by kind. Each is imported only when asked for: the HTTP backends need no torch,
-and vLLM exists only on GPU machines."""
+"""Model backends by kind: the modules of `eval/backends/kinds/`, found by their files and each
+imported only when asked for (the HTTP backends need no torch, and vLLM exists only where it is
+installed). Adding a backend is adding its module there (defining `BACKEND`) and its test."""
 from __future__ import annotations
 
 import importlib
 import inspect
+from pathlib import Path
 from typing import Any, Mapping
 
 from eval.backends.base import Backend, Completion, GenerationConfig, ScriptedBackend
@@ -12,12 +14,10 @@ from eval.paths import missing_local_model
 __all__ = ["BACKENDS", "Backend", "BackendConfigError", "BackendError", "Completion", "GenerationConfig",
            "ScriptedBackend", "load_backend"]
 
-BACKENDS = {
-    "hf": "eval.backends.hf:HFBackend",
-    "vllm": "eval.backends.vllm_backend:VLLMBackend",
-    "openai": "eval.backends.openai_compat:OpenAIBackend",
-    "anthropic": "eval.backends.anthropic_api:AnthropicBackend",
-}
+# kind -> its module, from the files of eval/backends/kinds/ (not imported here)
+BACKENDS = {p.stem: f"eval.backends.kinds.{p.stem}"
+            for p in sorted((Path(__file__).resolve().parent / "kinds").glob("*.py"))
+            if not p.stem.startswith("_")}
 
 
 class BackendError(RuntimeError):
@@ -37,16 +37,10 @@ def options_error(e: Any, where: str) -> BackendConfigError:
     return BackendConfigError(f"{where} option {loc!r}: {err['msg']}")
 
 
-# Backends that load weights from disk: a missing local folder is named before transformers
-# mistakes it for a hub id.
-LOCAL_WEIGHTS = ("hf", "vllm")
-
-
 def backend_class(kind: str) -> type[Backend]:
     if kind not in BACKENDS:
         raise BackendError(f"unknown backend {kind!r}; choose one of: {', '.join(BACKENDS)}")
-    module, cls = BACKENDS[kind].split(":")
-    return getattr(importlib.import_module(module), cls)
+    return importlib.import_module(BACKENDS[kind]).BACKEND
 
 
 def accepted_options(cls: type[Backend]) -> list[str] | None:
@@ -92,7 +86,7 @@ def load_backend(kind: str, model: str, **options: Any) -> Backend:
         check_option_values(kind, options)
     except ValidationError as e:
         raise options_error(e, f"{kind} backend") from None
-    if kind in LOCAL_WEIGHTS:
+    if cls.local_weights:
         problem = missing_local_model(str(model))
         if problem:
             raise BackendError(f"model {model}: {problem}")

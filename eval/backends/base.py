@@ -81,6 +81,9 @@ class Backend(abc.ABC):
 
     name: str = "backend"
     model: str = ""
+    # weights read from disk (hf, vllm): a missing local folder is named before the library
+    # mistakes it for a hub id
+    local_weights: bool = False
 
     @abc.abstractmethod
     def generate(

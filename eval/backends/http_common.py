@@ -1,7 +1,7 @@
 """What the HTTP backends share: options, concurrency, retries, the response cache, accounting.
 
-A subclass says how to build one request and read one response (`openai_compat`,
-`anthropic_api`); this module sends a whole batch concurrently with a fixed number of worker
+A subclass says how to build one request and read one response (`kinds/openai`,
+`kinds/anthropic`); this module sends a whole batch concurrently with a fixed number of worker
 coroutines, retries 429/5xx/timeouts/connection errors/garbled bodies with exponential backoff and
 jitter (honouring Retry-After), caches successful responses on disk, counts tokens and cost, and
 turns a prompt that still fails into `Completion(error=...)` so a batch never raises for one

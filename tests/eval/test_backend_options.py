@@ -75,8 +75,20 @@ def test_a_model_in_a_config_file_refuses_what_its_backend_refuses_on_the_option
             (("base_url", "bas_url"), ":4: generator.bas_url: unknown key; allowed: backend, model, "
                                       "or an option of the openai backend: api_key_env, "),
             (("backend: openai", "backend: bedrock"), ":2: generator.backend: unknown backend "
-                                                      "'bedrock'; choose one of: hf, vllm, openai")):
+                                                      "'bedrock'; choose one of: anthropic, hf, openai")):
         path.write_text(good.replace(*edit))
         with pytest.raises(ConfigError) as e:
             load_config(path, Run)
         assert str(e.value).startswith(f"{path}{error}"), str(e.value)
+
+
+def test_every_backend_is_found_by_its_file_and_named_as_it():
+    """A backend is its module in eval/backends/kinds/ (and its test): the kind is the file's name,
+    its `BACKEND` a Backend subclass of that name."""
+    from eval.backends import Backend
+
+    assert BACKENDS == {k: f"eval.backends.kinds.{k}" for k in ("anthropic", "hf", "openai", "vllm")}
+    for kind in BACKENDS:
+        cls = backend_class(kind)
+        assert issubclass(cls, Backend) and cls.name == kind
+        assert cls.local_weights == (kind in ("hf", "vllm"))

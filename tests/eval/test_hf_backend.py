@@ -9,7 +9,7 @@ pytest.importorskip("transformers")
 
 from eval.backends import BackendError, load_backend  # noqa: E402
 from eval.backends.base import GenerationConfig  # noqa: E402
-from eval.backends.hf import HFBackend, _cut_at_stop  # noqa: E402
+from eval.backends.kinds.hf import HFBackend, _cut_at_stop  # noqa: E402
 from eval.cli import main  # noqa: E402
 
 PROMPTS = [
@@ -109,7 +109,7 @@ def test_vllm_backend_without_vllm_is_one_line(monkeypatch):
     with pytest.raises(BackendError, match="install the `vllm` extra") as e:
         load_backend("vllm", "some/model")
     assert "\n" not in str(e.value)
-    with pytest.raises(BackendError, match="unknown backend 'vlm'; choose one of: hf, vllm"):
+    with pytest.raises(BackendError, match="unknown backend 'vlm'; choose one of: anthropic, hf, openai, vllm"):
         load_backend("vlm", "some/model")
 
 

@@ -13,12 +13,12 @@ import time
 import pytest
 
 from eval.backends import load_backend
-from eval.backends.anthropic_api import AnthropicBackend
+from eval.backends.kinds.anthropic import AnthropicBackend
 from eval.backends.base import GenerationConfig
 from eval.backends.cache import ResponseCache
 from eval.backends.fake_server import HOSTILE_KINDS, FakeServer, Faults, RawReply, Request, spawn
 from eval.backends.http_common import BackendConfigError, parse_retry_after
-from eval.backends.openai_compat import OpenAIBackend
+from eval.backends.kinds.openai import OpenAIBackend
 
 KEY = "sk-live-FAKE-0123456789abcdefSECRET"
 FAST = {"backoff_base_s": 0.01, "backoff_max_s": 0.02, "timeout_s": 0.3}

@@ -69,7 +69,7 @@ def test_a_reply_over_the_token_limit_comes_back_cut_and_marked(kind, monkeypatc
 
 
 def test_openai_structured_refusal_is_refused(monkeypatch):
-    from eval.backends.openai_compat import OpenAIBackend
+    from eval.backends.kinds.openai import OpenAIBackend
 
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     b = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1")

@@ -48,6 +48,7 @@ class HFOptions(BaseModel):
 
 class HFBackend(Backend):
     name = "hf"
+    local_weights = True
     options_model = HFOptions
 
     def __init__(self, model: str, **options: Any) -> None:
@@ -298,3 +299,6 @@ def _cut_at_stop(text: str, stop: Sequence[str]) -> str:
     """Text up to the first stop string (excluded), as the HTTP APIs and vLLM return it."""
     cut = min((p for p in (text.find(s) for s in stop if s) if p >= 0), default=-1)
     return text[:cut] if cut >= 0 else text
+
+
+BACKEND = HFBackend

@@ -76,3 +76,6 @@ class AnthropicBackend(HTTPBackend):
         stop = data.get("stop_reason")
         return Reply(["".join(texts)], prompt_tokens, as_int(usage.get("output_tokens")),
                      [STOP_REASONS.get(stop, "") if isinstance(stop, str) else ""])
+
+
+BACKEND = AnthropicBackend

@@ -86,3 +86,6 @@ class OpenAIBackend(HTTPBackend):
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         return Reply(texts, as_int(usage.get("prompt_tokens")), as_int(usage.get("completion_tokens")),
                      reasons)
+
+
+BACKEND = OpenAIBackend

@@ -26,6 +26,7 @@ INSTALL_HINT = ("the vllm backend needs vLLM: on a GPU machine install the `vllm
 
 class VLLMBackend(Backend):
     name = "vllm"
+    local_weights = True
 
     def __init__(
         self,
@@ -133,3 +134,6 @@ class VLLMBackend(Backend):
             return self.llm.chat([conversation], params, use_tqdm=False, chat_template=self.chat_template)[0]
         except self._request_errors as e:
             return e
+
+
+BACKEND = VLLMBackend
