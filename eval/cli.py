@@ -33,12 +33,24 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "-", text).strip("-") or "model"
 
 
-def _parser() -> argparse.ArgumentParser:
+def _suite_settings() -> str:
+    """The settings of a suite file, from its fields (imports every benchmark: only for --help)."""
+    from eval.config_file import settings_help
+    from eval.suites import BenchmarkEntry, Suite
+
+    return ("Settings of a suite file (configs/eval/*.yaml):\n"
+            + "\n".join(settings_help(Suite, indent="  ")) + "\n  each entry of benchmarks:\n"
+            + "\n".join(settings_help(BenchmarkEntry, indent="    ")))
+
+
+def _parser(helping: bool = False) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m eval",
                                 description="Evaluate models on ToM, EI and IQ benchmarks.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="evaluate a model on a suite or on named benchmarks")
+    run = sub.add_parser("run", help="evaluate a model on a suite or on named benchmarks",
+                         formatter_class=argparse.RawDescriptionHelpFormatter,
+                         epilog=_suite_settings() if helping else None)
     run.add_argument("suite", nargs="+", metavar="SUITE_OR_NAMES",
                      help="a suite YAML, a suite name from configs/eval (tom, ei, iq, all, "
                           "tom-synth-paper, exploretom-paper) or benchmark names (tomi,hitom)")
@@ -172,7 +184,8 @@ def _list() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = _parser(helping="-h" in argv or "--help" in argv).parse_args(argv)
     from eval.backends import BackendError
     from eval.benchmarks import UnknownBenchmark
 

@@ -19,6 +19,7 @@ block left above the real one would override nothing and confuse everyone readin
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 import typing
 from pathlib import Path
@@ -156,6 +157,64 @@ def _field_path(model: type, key: str, shown: str, source: str | None) -> tuple[
     where = f"sections {', '.join(owners)}" if owners else "no section"
     prefix = f"{source}: " if source else ""
     raise ConfigError(f"{prefix}{shown}: {where} define(s) it; use --section.{key}")
+
+
+# --------------------------------------------------------------------------------------------
+# Help from the fields
+
+
+def settings_help(model: type, *, flag: str = "", prefix: str = "", indent: str = "") -> list[str]:
+    """One line per setting of a config model, from the fields themselves (a pydantic field's
+    description, a dataclass field's `metadata["help"]`), as TRL generates its help from its
+    config's metadata: `key (default X): help`, `flag` before the key (`--` where the command line
+    overrides settings); a nested model is a heading `key:` over its own settings, as dotted keys."""
+    lines = []
+    for name, (default, text, inner) in _settings(model).items():
+        key = f"{prefix}{name}"
+        if inner is not None:
+            lines.append(f"{indent}{key}:")
+            lines += settings_help(inner, flag=flag, prefix=f"{key}.", indent=indent + "  ")
+            if getattr(inner, "other_keys", ""):  # a model that takes further keys says which
+                lines.append(f"{indent}  {flag}{key}.KEY: {inner.other_keys}")
+        else:
+            lines.append(f"{indent}{flag}{key} ({default}): {text}".rstrip(": "))
+    return lines
+
+
+def _settings(model: type) -> dict[str, tuple[str, str, type | None]]:
+    """name -> (the default as text, the help, the nested model or None)."""
+    out: dict[str, tuple[str, str, type | None]] = {}
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        for name, f in model.model_fields.items():
+            if f.is_required():
+                default = "required"
+            else:
+                value = f.get_default(call_default_factory=True)
+                default = "default " + _shown(value)
+            # an optional section (default null: off) and a choice of models are one line
+            models = [m for m in _members(f.annotation) if _fields(m)]
+            inner = models[0] if len(models) == 1 and default != "default null" else None
+            out[name] = (default, f.description or "", inner)
+    elif dataclasses.is_dataclass(model):
+        for f in dataclasses.fields(model):
+            value = (f.default if f.default is not dataclasses.MISSING
+                     else f.default_factory() if f.default_factory is not dataclasses.MISSING
+                     else None)
+            out[f.name] = ("default " + _shown(value), f.metadata.get("help", ""), None)
+    return out
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, Path):
+        value = str(value)
+    elif isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    elif isinstance(value, tuple):
+        value = list(value)
+    try:
+        return json.dumps(value)
+    except TypeError:
+        return str(value)
 
 
 # --------------------------------------------------------------------------------------------

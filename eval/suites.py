@@ -41,12 +41,12 @@ class GenerationSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_new_tokens: Optional[int] = None
-    temperature: Optional[float] = None
-    top_p: Optional[float] = None
-    n: Optional[int] = None
-    seed: Optional[int] = None
-    stop: Optional[list[str]] = None
+    max_new_tokens: Optional[int] = Field(None, description="token limit of each reply")
+    temperature: Optional[float] = Field(None, description="sampling temperature (0: greedy)")
+    top_p: Optional[float] = Field(None, description="nucleus sampling mass")
+    n: Optional[int] = Field(None, description="samples per prompt (metrics are mean@n)")
+    seed: Optional[int] = Field(None, description="sampling seed")
+    stop: Optional[list[str]] = Field(None, description="strings that end a reply")
 
     @field_validator("max_new_tokens", "temperature", "top_p", "n")
     @classmethod
@@ -62,14 +62,19 @@ class GenerationSettings(BaseModel):
 class BenchmarkEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str
-    data: Optional[str] = None  # file or folder in the benchmark's release format
-    limit: Optional[int] = Field(None, ge=1)  # the first N items
-    sample: Optional[int] = Field(None, ge=1)  # N items drawn at random with the run's seed
-    options: dict[str, Any] = {}  # keyword arguments of the benchmark's loader
-    generation: GenerationSettings = GenerationSettings()
-    system_prompt: Optional[str] = None  # see Suite.system_prompt
-    permutations: Optional[int] = Field(None, ge=1)  # see Suite.permutations
+    name: str = Field(description="the benchmark (its module in eval/benchmarks)")
+    data: Optional[str] = Field(None, description="file or folder in the benchmark's release "
+                                "format (null: its shared sample)")
+    limit: Optional[int] = Field(None, ge=1, description="the first N items")
+    sample: Optional[int] = Field(None, ge=1, description="N items drawn at random with the "
+                                  "run's seed")
+    options: dict[str, Any] = Field({}, description="keyword arguments of the benchmark's loader")
+    generation: GenerationSettings = Field(GenerationSettings(), description="this benchmark's "
+                                           "generation settings, over the suite's")
+    system_prompt: Optional[str] = Field(None, description="as the suite's system_prompt, for "
+                                         "this benchmark")
+    permutations: Optional[int] = Field(None, ge=1, description="as the suite's permutations, "
+                                        "for this benchmark")
 
     @field_validator("name")
     @classmethod
@@ -106,17 +111,19 @@ def check_options(name: str, options: dict[str, Any]) -> None:
 class Suite(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = ""  # "": the file's name (load_suite_file)
-    description: str = ""
-    generation: GenerationSettings = GenerationSettings()
-    # the system message: "default" (each benchmark's own convention: the think/answer prompt
-    # for ToM and EI, the usual instruction of each IQ benchmark), "tags" (the think/answer
-    # prompt everywhere), "none" (no system message) or the text itself
-    system_prompt: Optional[str] = None
-    # ask every multiple-choice item in this many option orders (eval.option_orders), so that a
-    # score is not a habit of answering one position
-    permutations: Optional[int] = Field(None, ge=1)
-    benchmarks: list[BenchmarkEntry] = Field(min_length=1)
+    name: str = Field("", description="the suite's name (empty: the file's name)")
+    description: str = Field("", description="what the suite is for, in a sentence")
+    generation: GenerationSettings = Field(GenerationSettings(), description="generation "
+                                           "settings of every benchmark")
+    system_prompt: Optional[str] = Field(None, description=(
+        "the system message: default (each benchmark's own convention: the think/answer prompt "
+        "for ToM and EI, the usual instruction of each IQ benchmark), tags (the think/answer "
+        "prompt everywhere), none (no system message) or the text itself"))
+    permutations: Optional[int] = Field(None, ge=1, description=(
+        "ask every multiple-choice item in this many option orders (eval.option_orders), so that "
+        "a score is not a habit of answering one position"))
+    benchmarks: list[BenchmarkEntry] = Field(min_length=1, description=(
+        "the benchmarks: names, or mappings with the settings below"))
 
     @field_validator("benchmarks", mode="before")
     @classmethod

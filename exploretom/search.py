@@ -43,35 +43,47 @@ from exploretom.tracker import Tracker
 POLICIES = ("by_g", "paper")
 
 
+def _setting(default: Any, text: str) -> Any:
+    """A search setting with its help (what `bench-search --help` prints)."""
+    return field(default=default, metadata={"help": text})
+
+
 @dataclass(frozen=True)
 class SearchConfig:
-    grouping: int = 3  # k: actions added per edge
-    budget: int = 50  # target evaluations of nodes per story
-    alpha: float = 0.1
-    continuations: int = 50  # P
-    orders: tuple[int, ...] = (1,)  # question orders g(s) is computed on
-    interesting_only: bool = False
-    neighbours: int = 3  # neighbours evaluated when expanding a node of f = 1
-    max_neighbours: int = 6  # ... and of f = 0
-    oversample: int = 3  # candidates drawn per neighbour slot, ranked by closeness
-    scoring: str = "strict"
-    max_order: int = 2
-    rank_by_distance: bool = True
-    anytime: bool = True  # spend the whole budget and keep the hardest goal (else stop at the
-    # first goal popped, as textbook A*)
-    expand_desired: bool = False  # expand nodes that already meet isDesired
-    revisit_penalty: float = 0.1  # added to f each time a node has been expanded
-    max_expansions_per_evaluation: int = 10
-    policy: str = "by_g"  # or "paper"
-    g_thresholds: tuple[float, ...] = (0.5, 0.75)
-    g_neighbours: tuple[int, ...] = (5, 3, 1)
-    branch_share: float = 0.5  # by_g: most of the budget one first-level branch may spend
-    complete: bool = False  # nodes are complete stories; branch from the hardest
-    # an answer nobody can read: "wrong" counts it as a mistake in g (a story is hard when the
-    # target rambles as much as when it errs), "skip" leaves it out of g, so the search looks for
-    # stories the target answers readably and wrongly (a real model's rambling answers drew the
-    # complete-story search towards them: docs/exploretom-search.md, issue 31)
-    unreadable: str = "wrong"
+    grouping: int = _setting(3, "k: actions added per edge")
+    budget: int = _setting(50, "target evaluations of nodes per story")
+    alpha: float = _setting(0.1, "weight of h(s), the share of random continuations that miss isDesired")
+    continuations: int = _setting(50, "P: random continuations h(s) is estimated from")
+    orders: tuple[int, ...] = _setting((1,), "question orders g(s) is computed on")
+    interesting_only: bool = _setting(False, "g(s) counts only the interesting questions")
+    neighbours: int = _setting(3, "paper policy: neighbours evaluated when expanding a node of f = 1")
+    max_neighbours: int = _setting(6, "paper policy: ... and of f = 0")
+    oversample: int = _setting(3, "candidates drawn per neighbour slot, ranked by closeness")
+    scoring: str = _setting("strict", "how an answer is judged: strict (the answer read as the "
+                            "project reads it) or lenient (the paper's substring rule)")
+    max_order: int = _setting(2, "highest belief order asked")
+    rank_by_distance: bool = _setting(True, "paper policy: neighbours closest to isDesired first")
+    anytime: bool = _setting(True, "spend the whole budget and keep the hardest goal (false: stop "
+                             "at the first goal popped, as textbook A*)")
+    expand_desired: bool = _setting(False, "expand nodes that already meet isDesired")
+    revisit_penalty: float = _setting(0.1, "paper policy: added to f each time a node has been "
+                                      "expanded")
+    max_expansions_per_evaluation: int = _setting(10, "cap on expansions per unit of budget "
+                                                  "(expansions that ask nothing are free)")
+    policy: str = _setting("by_g", "how a node is expanded: by_g or paper")
+    g_thresholds: tuple[float, ...] = _setting((0.5, 0.75), "by_g: the g bounds of the "
+                                               "neighbour counts")
+    g_neighbours: tuple[int, ...] = _setting((5, 3, 1), "by_g: neighbours per g band (one more "
+                                             "than the thresholds)")
+    branch_share: float = _setting(0.5, "by_g: most of the budget one first-level branch may "
+                                   "spend")
+    complete: bool = _setting(False, "nodes are complete stories; branch from the hardest")
+    # a real model's rambling answers drew the complete-story search towards them:
+    # docs/exploretom-search.md, issue 31
+    unreadable: str = _setting("wrong", "an answer nobody can read: wrong counts it as a mistake "
+                               "in g (a story is hard when the target rambles as much as when it "
+                               "errs), skip leaves it out of g, so the search looks for stories "
+                               "the target answers readably and wrongly")
 
     def __post_init__(self) -> None:
         for name in ("grouping", "budget", "continuations", "neighbours", "oversample"):

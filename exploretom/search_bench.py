@@ -16,6 +16,7 @@ from typing import Any
 
 from eval import config_file
 from eval.cli_common import parse_pairs
+from eval.config_file import settings_help
 from eval.jsonl import Appender, InputError, iter_records, repair, resume
 from eval.stats import bootstrap_mean
 from exploretom.action_sets import Conditions
@@ -240,6 +241,9 @@ def read_units(path: Path, options: dict[str, Any]) -> dict[str, dict[str, Any]]
 
 
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = ("Search settings (--search KEY=VALUE):\n"
+                + "\n".join(settings_help(SearchConfig, indent="  ")))
     p.add_argument("--target", "--reasoner", dest="target", default="world",
                    help=f"who answers: {TARGET_FORMS} (default: world)")
     p.add_argument("--target-prompt", choices=PROMPTS, default="row",

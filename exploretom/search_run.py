@@ -24,7 +24,7 @@ from eval import config_file
 from eval.backends import BACKENDS
 from eval.backends.spec import check_backend_options
 from eval.cli_common import EXIT_INCOMPLETE, parse_shard
-from eval.config_file import ConfigError
+from eval.config_file import ConfigError, settings_help
 from eval.jsonl import Appender, InputError, repair, resume
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.label import story_text
@@ -48,13 +48,17 @@ def positive(text: str) -> int:
 
 
 class Grid(BaseModel):
+    """The user conditions searched: every combination of the lists (the paper's grid)."""
     model_config = ConfigDict(extra="forbid")
-    action_sets: list[str] = Field(default_factory=lambda: [f"A{i}" for i in range(1, 10)])
-    asymmetric: list[bool] = [False, True]
-    people: list[int] = [2, 3, 4]
-    moves: list[int] = [2, 3, 4]
-    rooms: list[int] = [1, 2]
-    max_actions: int = 15
+    action_sets: list[str] = Field(default_factory=lambda: [f"A{i}" for i in range(1, 10)],
+                                   description="action sets (exploretom/action_sets.py)")
+    asymmetric: list[bool] = Field([False, True], description="without and/or with an action "
+                                   "carrying a peeker or a distraction")
+    people: list[int] = Field([2, 3, 4], description="exactly this many people in a story")
+    moves: list[int] = Field([2, 3, 4], description="exactly this many important actions "
+                             "(the paper's moves)")
+    rooms: list[int] = Field([1, 2], description="exactly this many rooms")
+    max_actions: int = Field(15, description="at most this many actions")
 
     @field_validator("action_sets")
     @classmethod
@@ -140,19 +144,24 @@ TargetSpec = Annotated[
 
 class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    target: TargetSpec = Field(default_factory=ReasonerTargetSpec)  # make_target's spec
-    methods: list[Method] = ["astar"]
-    stories_per_setting: int = Field(10, ge=1)
-    seed: int = 0
-    grid: Grid = Field(default_factory=Grid)
-    search: SearchConfig = Field(default_factory=SearchConfig)
-    # a lexicon in the format of exploretom/data/contexts.json (null: the built-in one), relative
-    # to the config file's folder or absolute
-    lexicon: Optional[str] = None
-    # keep only these settings (ids) of the lexicon, and/or use these names instead of its own:
-    # a small world, e.g. for a tiny model (configs/exploretom/demo.yaml)
-    settings: Optional[list[str]] = None
-    names: Optional[list[str]] = None
+    target: TargetSpec = Field(default_factory=ReasonerTargetSpec, description=(
+        "who answers: {kind: reasoner, name: world}, {kind: noisy, p, q, seed} or a model "
+        "{kind: <backend> | served, model, max_new_tokens, prompt, <the backend's options>}"))
+    methods: list[Method] = Field(["astar"], description="astar and/or baseline "
+                                  "(overgenerate-and-filter at the same budget)")
+    stories_per_setting: int = Field(10, ge=1, description="stories searched per setting and "
+                                     "method")
+    seed: int = Field(0, description="seeds every story's context and random stream")
+    grid: Grid = Field(default_factory=Grid, description="the settings searched")
+    search: SearchConfig = Field(default_factory=SearchConfig, description="the A* search")
+    lexicon: Optional[str] = Field(None, description=(
+        "a lexicon in the format of exploretom/data/contexts.json (null: the built-in one), "
+        "relative to the config file's folder or absolute"))
+    settings: Optional[list[str]] = Field(None, description=(
+        "keep only these settings (ids) of the lexicon: a small world, e.g. for a tiny model "
+        "(configs/exploretom/demo.yaml)"))
+    names: Optional[list[str]] = Field(None, description="use these names instead of the "
+                                       "lexicon's own")
 
 
 def load_config(path: str | Path) -> RunConfig:
@@ -353,6 +362,9 @@ def print_ended(target: Target) -> None:
 
 
 def add_search_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = ("Settings of the run YAML (--config; configs/exploretom/*.yaml):\n"
+                + "\n".join(settings_help(RunConfig)))
     p.add_argument("--config", required=True, help="run YAML (configs/exploretom/*.yaml)")
     p.add_argument("-o", "--output", required=True, help="JSONL of search records (appended)")
     p.add_argument("--shard", default="0/1", help="i/n: run only jobs k with k %% n == i")

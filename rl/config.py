@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Optional
 
@@ -28,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 # load_config reads these files; ConfigError is also what every rl command raises for a setting
 # it cannot use
+from eval import config_file
 from eval.config_file import ConfigError, load_config  # noqa: F401
 from eval.rows import ANSWER_TYPES
 
@@ -316,20 +316,11 @@ class SFTRun(_Run):
 
 
 def settings_help(run_cls: type[BaseModel]) -> str:
-    """`--section.field TYPE (default ...): description` for every setting of a run, from the
-    fields themselves (as TRL generates its help from its config's metadata)."""
-    lines = []
-    for section, info in run_cls.model_fields.items():
-        model = info.annotation
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            if section == "trl":
-                lines.append("  --trl.FIELD VALUE   any other field of TRL's config, passed through")
-            continue
-        lines.append(f"{section}:")
-        for name, field in model.model_fields.items():
-            default = "required" if field.is_required() else "default " + json.dumps(field.default)
-            lines.append(f"  --{section}.{name} ({default}): {field.description or ''}".rstrip(": "))
-    return "\n".join(lines)
+    """`--section.field (default ...): description` for every setting of a run, from the fields
+    themselves (eval.config_file.settings_help); `trl` passes any other field of TRL's config."""
+    lines = [line for line in config_file.settings_help(run_cls, flag="--")
+             if not line.startswith("  --trl ") and not line.startswith("--trl ")]
+    return "\n".join(lines + ["  --trl.FIELD VALUE   any other field of TRL's config, passed through"])
 
 
 def _trl_config_class(name: str):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from eval.backends import BackendConfigError
 from eval.cli_common import EXIT_INCOMPLETE, bracketed_counts, parse_shard, share
+from eval.config_file import settings_help
 from eval.paths import describe_error
 from tomsynth.build import NothingToBuild
 from tomsynth.config import Config, ConfigError, load_config
@@ -121,8 +122,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m tomsynth", description=(
-        "ToM-Synth: 6,912 social units -> LLM synthesis -> 3-stage quality filter -> datasets"))
+    p = argparse.ArgumentParser(
+        prog="python -m tomsynth", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="ToM-Synth: 6,912 social units -> LLM synthesis -> 3-stage quality filter -> datasets",
+        epilog="Settings of the config file (--config; configs/tomsynth/*.yaml):\n"
+               + "\n".join(settings_help(Config)))
     sub = p.add_subparsers(dest="command", required=True)
 
     def common(sp: argparse.ArgumentParser, config_required: bool = True) -> None:

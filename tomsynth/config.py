@@ -35,10 +35,10 @@ class ModelSpec(BackendModelSpec):
     The sampling settings' bounds are `GenerationConfig`'s; declared here are only tomsynth's
     defaults."""
 
-    max_new_tokens: int = 2048
-    temperature: float = 1.0
-    top_p: float = 1.0
-    seed: int | None = 0
+    max_new_tokens: int = Field(2048, description="token limit of each reply")
+    temperature: float = Field(1.0, description="sampling temperature (0: greedy)")
+    top_p: float = Field(1.0, description="nucleus sampling mass")
+    seed: int | None = Field(0, description="sampling seed sent with each request (null: none)")
 
     @field_validator("max_new_tokens", "temperature", "top_p")
     @classmethod
@@ -63,33 +63,39 @@ class FilterSpec(_Strict):
     """Stage-1 limits. The prompt asks for at most 800 characters; models overshoot a little,
     and the paper's stage 1 removed only 0.32%, so the default limit leaves some slack."""
 
-    max_text_chars: int = Field(1000, ge=100)
-    min_text_chars: int = Field(120, ge=0)
-    max_question_chars: int = Field(400, ge=20)
-    max_option_chars: int = Field(300, ge=10)
-    max_characters: int = Field(4, ge=1)
-    # An option this many words long or longer must not appear verbatim in the text (shorter
-    # ones, like a place name in a false-belief story, legitimately do).
-    verbatim_min_words: int = Field(4, ge=1)
-    max_reply_chars: int = Field(20000, ge=1000)
+    max_text_chars: int = Field(1000, ge=100, description="longest narrative or dialogue kept")
+    min_text_chars: int = Field(120, ge=0, description="shortest narrative or dialogue kept")
+    max_question_chars: int = Field(400, ge=20, description="longest question kept")
+    max_option_chars: int = Field(300, ge=10, description="longest option kept")
+    max_characters: int = Field(4, ge=1, description="most named people a text may have")
+    verbatim_min_words: int = Field(4, ge=1, description=(
+        "an option this many words long or longer must not appear verbatim in the text (shorter "
+        "ones, like a place name in a false-belief story, legitimately do)"))
+    max_reply_chars: int = Field(20000, ge=1000, description="longest reply read at all")
 
 
 class BuildSpec(_Strict):
-    test_fraction: float = Field(0.0, ge=0, lt=1)  # held-out units (whole units, never split)
+    test_fraction: float = Field(0.0, ge=0, lt=1, description=(
+        "share of units held out as the test split (whole units, never split)"))
 
 
 class Config(_Strict):
-    out_dir: Path = Path("runs/tomsynth")
-    cache: Path | None = None  # response cache shared by generator and verifier; None: <out_dir>/cache.sqlite
-    use_cache: bool = True
-    collections: list[Literal["main", "contrast"]] = Field(default_factory=lambda: ["main", "contrast"])
+    out_dir: Path = Field(Path("runs/tomsynth"), description=(
+        "where the raw logs, filtered items, reports and datasets go"))
+    cache: Path | None = Field(None, description=(
+        "response cache shared by generator and verifier (null: <out_dir>/cache.sqlite)"))
+    use_cache: bool = Field(True, description="cache the HTTP backends' responses (re-runs free)")
+    collections: list[Literal["main", "contrast"]] = Field(
+        default_factory=lambda: ["main", "contrast"], description="which collections to make")
     entries_per_unit: dict[Literal["main", "contrast"], int] = Field(
-        default_factory=lambda: {"main": 4, "contrast": 12})
-    generator: ModelSpec
-    verifier: ModelSpec
-    prices: dict[str, Price] = Field(default_factory=dict)  # model -> USD per million tokens
-    filter: FilterSpec = Field(default_factory=FilterSpec)
-    build: BuildSpec = Field(default_factory=BuildSpec)
+        default_factory=lambda: {"main": 4, "contrast": 12},
+        description="items asked of the generator per unit, per collection")
+    generator: ModelSpec = Field(description="the model that writes the items")
+    verifier: ModelSpec = Field(description="the model that answers them in stage 3")
+    prices: dict[str, Price] = Field(default_factory=dict, description=(
+        "model -> {input, output}: USD per million tokens, for the cost in the usage reports"))
+    filter: FilterSpec = Field(default_factory=FilterSpec, description="stage-1 limits")
+    build: BuildSpec = Field(default_factory=BuildSpec, description="the datasets' splits")
 
     @field_validator("entries_per_unit")
     @classmethod

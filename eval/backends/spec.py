@@ -13,7 +13,7 @@ option's key, so the config loader names its line.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -40,8 +40,9 @@ class ModelSpec(BaseModel):
     """`backend` and `model`; every other key is an option of that backend."""
 
     model_config = ConfigDict(extra="allow")
-    backend: str
-    model: str = Field(min_length=1)
+    other_keys: ClassVar[str] = "any option of that backend, as `python -m eval run -O` takes it"
+    backend: str = Field(description="which backend asks it (python -m eval run's --backend)")
+    model: str = Field(min_length=1, description="a local folder, a hub id or an API model name")
 
     @field_validator("backend")
     @classmethod

@@ -237,3 +237,83 @@ def test_no_file_only_overrides():
     with pytest.raises(ConfigError) as e:
         load_config(None, Run, {"model.path": "m"})
     assert str(e.value) == "command line: data: Field required"
+
+
+def test_settings_help_is_generated_from_the_fields():
+    """eval.config_file.settings_help: each setting's line from its field (pydantic description or
+    a dataclass field's metadata), a section as a heading over dotted keys, an optional section
+    and a choice of models as one line, and the further keys an open model takes."""
+    import dataclasses
+    from typing import ClassVar, Optional, Union
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    from eval.config_file import settings_help
+
+    @dataclasses.dataclass
+    class Search:
+        budget: int = dataclasses.field(default=50, metadata={"help": "evaluations per story"})
+
+    class Lora(BaseModel):
+        r: int = Field(16, description="rank")
+
+    class Other(BaseModel):
+        p: float = Field(0.5, description="p")
+
+    class Model(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        other_keys: ClassVar[str] = "any backend option"
+        name: str = Field(description="which model")
+
+    class Run(BaseModel):
+        out: str = Field("runs/x", description="where it goes")
+        model: Model = Field(description="the model")
+        search: Search = Field(default_factory=Search, description="the search")
+        lora: Optional[Lora] = Field(None, description="LoRA adapters; null: all weights")
+        target: Union[Lora, Other] = Field(default_factory=Other, description="one of two")
+
+    assert settings_help(Run, flag="--") == [
+        '--out (default "runs/x"): where it goes',
+        "model:", "  --model.name (required): which model", "  --model.KEY: any backend option",
+        "search:", "  --search.budget (default 50): evaluations per story",
+        "--lora (default null): LoRA adapters; null: all weights",
+        '--target (default {"p": 0.5}): one of two']
+
+
+@pytest.mark.parametrize("command, shows", [
+    (["python", "-m", "tomsynth", "--help"], ["filter.max_text_chars (default 1000): ",
+                                              "generator.KEY: any option of that backend"]),
+    (["python", "-m", "exploretom", "search", "--help"], ["search.budget (default 50): ",
+                                                          "grid.people (default [2, 3, 4]): "]),
+    (["python", "-m", "exploretom", "bench-search", "--help"], ["unreadable (default \"wrong\"): "]),
+    (["python", "-m", "eval", "run", "--help"], ["  permutations (default null): ask every",
+                                                 "    sample (default null): N items drawn"]),
+])
+def test_config_files_settings_are_in_the_commands_help(command, shows, capsys):
+    """Every field of the data modules' config files carries its help, and their commands print
+    it (as rl.sft/rl.train do for training runs: tests/rl/test_config.py)."""
+    import dataclasses
+    import importlib
+
+    from pydantic import BaseModel
+
+    from exploretom.search import SearchConfig
+    from exploretom.search_run import RunConfig
+    from tomsynth.config import Config
+
+    def models_in(model):
+        yield model
+        for f in model.model_fields.values():
+            if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel):
+                yield from models_in(f.annotation)
+
+    for m in (*models_in(Config), *models_in(RunConfig)):
+        for name, f in m.model_fields.items():
+            assert f.description, f"{m.__name__}.{name} has no help"
+    assert all(f.metadata.get("help") for f in dataclasses.fields(SearchConfig))
+    main = importlib.import_module(f"{command[2]}.cli").main
+    with pytest.raises(SystemExit):
+        main(command[3:])
+    out = capsys.readouterr().out
+    for text in shows:
+        assert text in out, text
