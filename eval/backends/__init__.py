@@ -45,11 +45,13 @@ def backend_class(kind: str) -> type[Backend]:
 
 def accepted_options(cls: type[Backend]) -> list[str] | None:
     """The option names a backend class accepts (its options model's fields, else the keyword
-    parameters of its constructor after the model), or None when it takes any option (vLLM
-    passes unknown ones on to its engine)."""
-    fields = getattr(getattr(cls, "options_model", None), "model_fields", None)
-    if isinstance(fields, dict):
-        return sorted(fields)
+    parameters of its constructor after the model), or None when it takes any option (vLLM's
+    model lets unknown ones through to its engine)."""
+    options_model = getattr(cls, "options_model", None)
+    if options_model is not None:
+        if options_model.model_config.get("extra") == "allow":
+            return None
+        return sorted(options_model.model_fields)
     params = list(inspect.signature(cls.__init__).parameters.values())[2:]  # self, model
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return None

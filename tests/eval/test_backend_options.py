@@ -23,13 +23,16 @@ def test_several_unknown_options_are_named_together():
 def test_accepted_options_come_from_each_backends_options_model():
     assert accepted_options(backend_class("hf"))[:3] == ["batch_size", "chat_template", "device"]
     assert "concurrency" in accepted_options(backend_class("openai"))
-    # vLLM passes options it does not name on to its engine: any name is accepted here
+    # vLLM's options model lets the ones it does not name through to its engine
     assert accepted_options(backend_class("vllm")) is None
+    assert "chunk_size" in backend_class("vllm").options_model.model_fields
     assert set(BACKENDS) == {"hf", "vllm", "openai", "anthropic"}
 
 
 @pytest.mark.parametrize("kind, option, value", [("hf", "batch_size", 0), ("hf", "dtype", "int8"),
-                                                  ("openai", "concurrency", 0)])
+                                                  ("openai", "concurrency", 0),
+                                                  ("anthropic", "timeout_s", -1),
+                                                  ("vllm", "chunk_size", 0)])
 def test_a_bad_value_is_one_line_naming_the_option_for_every_backend(kind, option, value):
     from eval.backends import BackendConfigError
 

@@ -14,7 +14,9 @@ is off), with a per-request seed so sampled runs are reproducible.
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from eval.backends import BackendError
 from eval.backends.base import Backend, Completion, Conversation, GenerationConfig, OnResult
@@ -24,9 +26,27 @@ INSTALL_HINT = ("the vllm backend needs vLLM: on a GPU machine install the `vllm
                 "environment (pip install -e '.[vllm]'); on CPU run `make setup-vllm` and use .venv-vllm")
 
 
+class VLLMOptions(BaseModel):
+    """The vllm backend's options (`-O`); any other key goes to `vllm.LLM` as it is, so vLLM
+    checks it (e.g. `enable_prefix_caching`, `quantization`, `enforce_eager`)."""
+
+    model_config = ConfigDict(extra="allow")
+    tensor_parallel_size: int = Field(1, ge=1, description="GPUs the model is split over")
+    dtype: str = Field("auto", description="auto, float32, bfloat16, float16")
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1, description="share of GPU memory vLLM takes")
+    max_model_len: Optional[int] = Field(None, ge=1, description="context length (null: the model's)")
+    chunk_size: int = Field(1024, ge=1, description="conversations per LLM.chat call (an interruption "
+                            "loses at most one chunk)")
+    revision: Optional[str] = Field(None, description="hub revision of the weights")
+    trust_remote_code: bool = Field(False, description="run the model repository's own code")
+    chat_template: Optional[str] = Field(None, description="a Jinja template for models without one")
+    seed: int = Field(0, description="the engine's seed")
+
+
 class VLLMBackend(Backend):
     name = "vllm"
     local_weights = True
+    options_model = VLLMOptions
 
     def __init__(
         self,
