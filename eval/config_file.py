@@ -186,14 +186,12 @@ def _settings(model: type) -> dict[str, tuple[str, str, type | None]]:
     out: dict[str, tuple[str, str, type | None]] = {}
     if isinstance(model, type) and issubclass(model, BaseModel):
         for name, f in model.model_fields.items():
-            if f.is_required():
-                default = "required"
-            else:
-                value = f.get_default(call_default_factory=True)
-                default = "default " + _shown(value)
+            value = None if f.is_required() else f.get_default(call_default_factory=True)
+            default = "required" if f.is_required() else "default " + _shown(value)
             # an optional section (default null: off) and a choice of models are one line
             models = [m for m in _members(f.annotation) if _fields(m)]
-            inner = models[0] if len(models) == 1 and default != "default null" else None
+            off = value is None and not f.is_required()
+            inner = models[0] if len(models) == 1 and not off else None
             out[name] = (default, f.description or "", inner)
     elif dataclasses.is_dataclass(model):
         for f in dataclasses.fields(model):
