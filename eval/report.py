@@ -280,10 +280,11 @@ def write_report(runs: Sequence[dict[str, Any]], out_dir: str | Path, *, deltas:
     md += ["## Breakdowns", ""]
     for heading, header, rows in sections:
         md += [f"### {heading}", "", _md_table(header, rows), ""]
-    (out / f"{stem}.md").write_text("\n".join(md), encoding="utf-8")
+    text = "\n".join(md)
+    (out / f"{stem}.md").write_text(text, encoding="utf-8")
     written[f"{stem}.md"] = out / f"{stem}.md"
 
-    page = html((out / f"{stem}.md").read_text(encoding="utf-8"), out)
+    page = html(text, out)
     (out / f"{stem}.html").write_text(page, encoding="utf-8")
     written[f"{stem}.html"] = out / f"{stem}.html"
     return written

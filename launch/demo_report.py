@@ -11,8 +11,8 @@ interval of the difference excludes zero. summary.json holds, per checkpoint, ev
 {n, accuracy, ci_low, ci_high}, and the chance level of each group (uniform guessing among the
 answers the question admits). `derived` holds, per trained checkpoint and group, the share
 answered right with a think text that the trace checker (exploretom.trace_check, written apart
-from the tracker) accepts as a derivation, from the per-sample verdicts of `eval run`: a right answer after a wrong derivation is a guess
-that accuracy counts and this does not. A run of `launch/demo.py --profile smoke` is labelled as
+from the tracker) accepts as a derivation, from the per-sample verdicts of `eval run`: a right
+answer after a wrong derivation is a guess that accuracy counts and this does not. A run of `launch/demo.py --profile smoke` is labelled as
 such: its sizes are toys and the report draws no conclusion from them.
 """
 from __future__ import annotations
