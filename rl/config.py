@@ -264,7 +264,8 @@ class _Run(_Section):
     data: DataSettings
     train: TrainSettings
     log: LogSettings = LogSettings()
-    trl: dict[str, Any] = {}
+    trl: dict[str, Any] = Field({}, description="any other field of TRL's config, passed "
+                                "through: --trl.FIELD VALUE")
 
     _trl_config: ClassVar[str] = ""  # TRL config class whose field names `trl` may use
     _owned: ClassVar[tuple[str, ...]] = ()  # TRL fields set from the sections above
@@ -317,10 +318,8 @@ class SFTRun(_Run):
 
 def settings_help(run_cls: type[BaseModel]) -> str:
     """`--section.field (default ...): description` for every setting of a run, from the fields
-    themselves (eval.config_file.settings_help); `trl` passes any other field of TRL's config."""
-    lines = [line for line in config_file.settings_help(run_cls, flag="--")
-             if not line.startswith("  --trl ") and not line.startswith("--trl ")]
-    return "\n".join(lines + ["  --trl.FIELD VALUE   any other field of TRL's config, passed through"])
+    themselves (eval.config_file.settings_help)."""
+    return "\n".join(config_file.settings_help(run_cls, flag="--"))
 
 
 def _trl_config_class(name: str):
