@@ -23,9 +23,9 @@ from exploretom.action_sets import Conditions
 from exploretom.label import story_text
 from exploretom.sampler import StorySampler
 from exploretom.search import Evaluator, Node, SearchConfig, search_pool
-from exploretom.search_run import (Failures, Grid, RunConfig, bench_settings, load_config,
-                                   positive, print_ended, run_lexicon, setting_json, setting_key,
-                                   story_json, story_streams)
+from exploretom.search_run import (Failures, Grid, RunConfig, accuracy_of, bench_settings,
+                                   load_config, positive, print_ended, run_lexicon, setting_json,
+                                   setting_key, story_json, story_streams)
 from exploretom.targets import PROMPTS, TARGET_FORMS, Target, TargetError, make_target, parse_target
 from exploretom.tracker import Tracker
 
@@ -81,7 +81,7 @@ def bench_unit(cond: Conditions, k: int, seed: int, target: Target, cfg: SearchC
             questions = scored.pop(0)
             counted = [q for q in questions if q["order"] in cfg.orders
                        and (q["interesting"] or not cfg.interesting_only)]
-            acc = sum(q["correct"] for q in counted) / len(counted) if counted else 1.0
+            acc = accuracy_of(counted)
             accs.append(acc)
             unread += sum(q["read"] == "none" for q in counted)
             asked += len(counted)
@@ -114,8 +114,7 @@ def bench_record(method, cond, context, target, cfg, seed, unit: Unit, j: int, n
             "setting": setting_json(cond), "seed": seed,
             "target": target.name, "unit": unit.id, "evaluations": cfg.budget,
             "found": node.goal, "selected_accuracy": node.g, "accuracy": accuracy,
-            "accuracy_all": sum(q["correct"] for q in questions) / len(questions)
-            if questions else 1.0,
+            "accuracy_all": accuracy_of(questions),
             "text": story_text(t), "questions": questions,
             "search": {"orders": list(cfg.orders)}}
 

@@ -214,6 +214,11 @@ def setting_json(cond: Conditions) -> dict[str, Any]:
     return {"action_set": cond.action_set, "asymmetric": cond.asymmetric, **conditions_json(cond)}
 
 
+def accuracy_of(questions: list[dict[str, Any]]) -> float:
+    """The share of scored questions answered right; 1.0 with none (nothing was got wrong)."""
+    return sum(q["correct"] for q in questions) / len(questions) if questions else 1.0
+
+
 def story_json(story_id: str, cond: Conditions, context: Context, t: Tracker) -> dict[str, Any]:
     """A searched story in the story format, with its context and conditions."""
     story = Story(id=story_id, actions=tuple(t.actions), context=context.to_json(),
@@ -233,8 +238,7 @@ def record(method, cond, context, target, cfg, seed, story_id,
     t = result.tracker
     questions = score_all(t, target, cfg.scoring)
     return {**story_json(story_id, cond, context, t), **base, "accuracy": result.accuracy,
-            "accuracy_all": sum(q["correct"] for q in questions) / len(questions)
-            if questions else 1.0,
+            "accuracy_all": accuracy_of(questions),
             "text": story_text(t), "questions": questions,
             "search": {"nodes_expanded": result.nodes_expanded, "orders": list(cfg.orders)}}
 
