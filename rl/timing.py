@@ -10,7 +10,6 @@ generation on the first process). Training time is step time minus generation ti
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 

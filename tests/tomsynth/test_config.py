@@ -1,8 +1,7 @@
-"""Config validation (one line naming file, line and field), CLI error handling, and the
-kill-safe append log."""
+"""Config validation (one line naming file, line and field), the backends built from it, and
+CLI error handling (the kill-safe append log is eval.jsonl's: tests/eval/test_jsonl.py)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
