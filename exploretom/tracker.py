@@ -3,7 +3,7 @@
 Beliefs are kept per *chain* of people: `()` is the true world, `("Anne",)` is what Anne
 believes, `("Anne", "Beth")` what Anne believes Beth believes, and so on up to `max_order`,
 plus one order more, kept only to judge messages: a mind at the highest asked order still has a
-model of each speaker's belief (which information wins, below).
+model of each speaker's belief (exploretom.messages).
 Each chain maps facts to `(value, ts)`:
 
 - `("loc", obj)`          -> `(room, container)`; room `None` = unknown; container `OPEN` = lying
@@ -14,22 +14,16 @@ Each chain maps facts to `(value, ts)`:
                              unknown") or `None` (world: in no room)
 
 `ts` dates a belief as its holder can: the index of the action whose world change it saw, or,
-for news from a message it cannot date, of the message. It decides which information wins: a
-mind ignores a world-state message when it can tell the message is stale (its model of the
-speaker's belief already holds the claim and its own belief is newer), or when it knows its own
-value is current (below); otherwise the latest message wins (docs/exploretom-semantics.md).
+for news from a message it cannot date, of the message. Who believes a message, and which
+information wins, are the rules of `exploretom.messages`; this module handles every other
+action and records what those rules read.
 
 What a mind knows to be current (SEMANTICS.md, 2026-11-27): `watch[(chain, obj)] = (room, j,
 container_known)` records that `chain` last saw where the object is at action j, in `room`. The
 chain knows that value is current while everyone of the chain has been in that room since j
 (`arrived[p] <= j`: entered it at j or before, never left) and its outermost person, whose
-knowledge it is, has not been distracted since (nobody sees another's distraction). Then any
-change would have been observed: a message that contradicts the room (or, when the chain saw
-the container too, the container) is ignored. A person always knows which room they are in: a
-message never changes her own belief about her room (a model of her, "Dave thinks Anne thinks
-she is in ...", follows what the mind one level out believes of her room); and a chain whose
-people have all been in one room since the last of them came in, the outermost never
-distracted, knows who is in that room. A person's word on her own room is current when said.
+knowledge it is, has not been distracted since (nobody sees another's distraction): then any
+change would have been observed (`_current`).
 
 Who learns what: an action has witnesses W (the people in the actor's room; for private
 communication the speaker and listener), secret peekers K and distracted witnesses D.
@@ -40,33 +34,12 @@ peeker's belief.
 """
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from typing import Iterable
 
+from exploretom.facts import OPEN, Away, Chain, Fact, Loc, StoryError
+from exploretom.messages import communicate
 from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
                               MOVE_ROOM, PRIVATE, ROOM_LOCATION, UPDATE_STATE, Action)
-
-OPEN = ""  # container value of an object lying in the open, in no container
-
-Chain = tuple
-Fact = tuple
-Loc = tuple  # (room | None, container | OPEN | None)
-
-
-class Away(NamedTuple):
-    """Belief about a person: not in `room`, whereabouts otherwise unknown."""
-
-    room: str
-
-
-class StoryError(ValueError):
-    """A precondition failed: names the action, its type and the reason.
-
-    `index` is 0-based (a position in the actions list); the message numbers actions from 1,
-    as the sentences of the rendered story are read ("action 6" is the sixth sentence)."""
-
-    def __init__(self, index: int, action_type: str, reason: str) -> None:
-        super().__init__(f"action {index + 1} ({action_type}): {reason}")
-        self.index, self.action_type, self.reason = index, action_type, reason
 
 
 class Tracker:
@@ -290,19 +263,6 @@ class Tracker:
             return None
         return w
 
-    def _room_in_view(self, chain: Chain) -> str | None:
-        """The room whose people `chain` knows: everyone of the chain has been in it since the
-        last of them came in, the outermost never distracted since (None otherwise)."""
-        where = self.person_room
-        room = where.get(chain[0])
-        if room is None:
-            return None
-        since = -1
-        for p in chain:
-            if where.get(p) != room:
-                return None
-            since = max(since, self.arrived[p])
-        return room if self.distracted_at.get(chain[0], -1) < since else None
 
     def _record(self, a: Action, observers: Iterable[str], room: str = "", left: str = "") -> None:
         self.observers.append(frozenset(observers))
@@ -455,161 +415,6 @@ class Tracker:
             self.watch[(c, a.object)] = (room, i, True) if c == actor else watched
         self._record(a, observers, room)
 
-    def _communicate(self, a: Action, i: int) -> None:
-        s = a.person
-        if a.type == PRIVATE:
-            if a.listener == s:
-                raise StoryError(i, a.type, f"{s} cannot tell something privately to themselves")
-            w = {s, a.listener}
-            room = self.person_room.get(s) or ""
-        else:
-            room = self._actor_room(a, i)
-            w = set(self.people_in(room))
-            if len(w) < 2:
-                raise StoryError(i, a.type, f"nobody else is in the {room} to hear {s}")
-        topic = a.topic
-        about = "" if topic.is_abstract else self._message(a, i, s)
-        peek, dist = self._check_modifiers(a, i, w)
-        observers = (w | peek) - dist
-        if topic.is_abstract:
-            t = topic.topic
-            if t not in self.topics:
-                self.topics.append(t)
-            world = self.beliefs[()]
-            for x in observers | {s}:
-                world[("knows", x, t)] = (True, i)
-            for c in self._chains(observers, w):
-                mine = self._mine(c)
-                for x in (w | {c[0]}) if len(c) == 1 else w:
-                    mine[("knows", x, t)] = (True, i)
-        elif about != "container":  # where a container stands is common knowledge already
-            key = ("at" if about == "person" else "loc", topic.entity)
-            for c in self._chains(observers, w):
-                self._adopt(c, s, key, topic.property, topic.value, i)
-        self._record(a, observers, room)
-
-    def _message(self, a: Action, i: int, speaker: str) -> str:
-        """Check a world-state claim against the speaker's belief. Returns what it is about:
-        "object", "person" or "container"."""
-        t = a.topic
-        e, value = t.entity, t.value
-        if e in self.person_room and e in self.people:
-            if t.property != ROOM_LOCATION:
-                raise StoryError(i, a.type, f"{e} is a person: a message can say which room "
-                                 f"{e} is in, not which container")
-            self._check_room_name(a, i, value)
-            believed = self.belief((speaker,), ("at", e))
-            if not isinstance(believed, str):
-                where = f" (only that {e} left the {believed.room})" if believed else ""
-                raise StoryError(i, a.type, f"{speaker} does not know which room {e} is "
-                                 f"in{where}")
-            if believed != value:
-                raise StoryError(i, a.type, f"{speaker} believes {e} is in the {believed}, "
-                                 f"not in the {value}")
-            return "person"
-        if e in self.container_room:
-            if t.property != ROOM_LOCATION:
-                raise StoryError(i, a.type, f"the {e} is a container: a message can say which "
-                                 "room it is in, not which container")
-            # Where a container stands is common knowledge (containers never move).
-            if self.container_room[e] != value:
-                raise StoryError(i, a.type, f"the {e} is in the {self.container_room[e]}, not "
-                                 f"in the {value}")
-            return "container"
-        if e not in self.loc_history:
-            raise StoryError(i, a.type, f"{e!r} is no person, object or container that has "
-                             "appeared in the story before this action")
-        if t.property == ROOM_LOCATION:
-            self._check_room_name(a, i, value)
-        room, container = self.location((speaker,), e)
-        believed = container if t.property == CONTAINER_LOCATION else room
-        if not believed:
-            what = "container" if t.property == CONTAINER_LOCATION else "room"
-            if t.property == CONTAINER_LOCATION and container == OPEN and room:
-                raise StoryError(i, a.type, f"{speaker} believes the {e} lies in the open in "
-                                 f"the {room}, in no container")
-            raise StoryError(i, a.type, f"{speaker} does not know which {what} the {e} is in")
-        if believed != value:
-            raise StoryError(i, a.type, f"{speaker} believes the {e} is in the {believed}, "
-                             f"not in the {value}")
-        return "object"
-
-    def _check_room_name(self, a: Action, i: int, value: str) -> None:
-        if value in self.container_room:
-            raise StoryError(i, a.type, f"{value!r} is a container, not a room")
-        if value in self.loc_history or value in self.person_room:
-            raise StoryError(i, a.type, f"{value!r} is an object or a person, not a room")
-
-    def _adopt(self, chain: Chain, speaker: str, key: Fact, prop: str, value: str,
-               i: int) -> None:
-        """`chain` hears `speaker` claim that `key`'s `prop` is `value` (SEMANTICS.md, which
-        information wins): adopted unless the chain can tell the claim is stale, i.e. its own
-        model of the speaker's belief already holds `value` and its own belief is newer, or
-        unless it knows its own value is current (2026-11-27: it saw it and has been where any
-        change would have been seen since; a person always knows which room they are in).
-        Among claims it cannot judge, the latest wins. Only timestamps the chain itself holds
-        are compared: its own belief's and that of its model of the speaker."""
-        mine = self._mine(chain)
-        cur = mine.get(key)
-        receiver = chain[-1] != speaker
-        person = key[0] == "at"
-        if person and receiver and chain[-1] == key[1]:
-            # A person always knows which room they are in: her own belief stays; a model of
-            # her believes she knows what the mind one level out believes of her room.
-            if len(chain) > 1:
-                outer = self.beliefs.get(chain[:-1], {}).get(key)
-                if outer is not None:
-                    mine[key] = outer
-            return
-        if cur is not None and _holds(cur[0], prop, value):
-            return  # nothing new for this mind
-        if person and speaker == key[1]:
-            mine[key] = (value, i)  # her word on where she is: current when she says it
-            return
-        if receiver and len(chain) < self.depth:
-            model = self.beliefs.get(chain + (speaker,), {}).get(key)
-            if (model is not None and _holds(model[0], prop, value) and cur is not None
-                    and cur[1] > model[1]):
-                if not person:
-                    self.kept[(i, chain, key[1])] = ("stale",)
-                return  # it knows what the speaker saw, and has seen something newer since
-        if receiver:
-            if person:  # it sees who is in its room: a claim that contradicts that is ignored
-                room = self._room_in_view(chain)
-                if room is not None and (self.person_room.get(key[1]) == room) != (value == room):
-                    return
-            else:
-                w = self._current(chain, key[1])
-                if w is not None and (prop == ROOM_LOCATION or w[2]
-                                      or self.container_room[value] != w[0]):
-                    self.kept[(i, chain, key[1])] = ("current", w[0], w[1])
-                    return  # it would have seen any change since it saw the value
-        # Dates in a chain are its outermost person's: how old that person knows the speaker's
-        # information to be, else the message's own index (news it cannot date).
-        source = self.beliefs.get((speaker,) if chain[0] == speaker else (chain[0], speaker),
-                                  {}).get(key)
-        ts = source[1] if source is not None and _holds(source[0], prop, value) else i
-        new = self._claimed(key, prop, value, cur)
-        mine[key] = (new, ts)
-        if not person:
-            w = self.watch.get((chain, key[1]))
-            if w is not None:  # news: the room may still be watched, the container is not
-                if w[0] == new[0]:
-                    self.watch[(chain, key[1])] = (w[0], w[1], False)
-                else:
-                    del self.watch[(chain, key[1])]
-
-    def _claimed(self, key: Fact, prop: str, value: str, cur: tuple | None):
-        """The belief a claim leaves: a room message keeps a container belief that agrees."""
-        if key[0] == "at":
-            return value
-        if prop == CONTAINER_LOCATION:
-            return (self.container_room[value], value)
-        room, container = cur[0] if cur else (None, None)
-        keep = (container == OPEN and room == value) or (
-            bool(container) and self.container_room.get(container) == value)
-        return (value, container if keep else None)
-
 
 def _holds(belief, prop: str, value: str) -> bool:
     """Whether a belief (a person's room, or an object's (room, container)) agrees with a claim."""
@@ -627,8 +432,9 @@ _HANDLERS = {
     MOVE_CONTAINER: Tracker._move_container,
     MOVE_ROOM: Tracker._move_room,
     UPDATE_STATE: Tracker._update_state,
-    PRIVATE: Tracker._communicate,
-    BROADCAST: Tracker._communicate,
+    PRIVATE: communicate,
+    BROADCAST: communicate,
 }
 
-__all__ = ["Tracker", "StoryError", "Away", "OPEN", "ROOM_LOCATION", "CONTAINER_LOCATION"]
+__all__ = ["Tracker", "StoryError", "Away", "OPEN", "Chain", "Fact", "Loc", "ROOM_LOCATION",
+           "CONTAINER_LOCATION"]
