@@ -25,15 +25,16 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from eval.answers.choice import gives_own_text, opening_label, read_choice
+from eval.answers.careful import NO_ANSWER, asked_about, judge
+from eval.answers.choice import gives_own_text, is_choice, opening_label, read_choice
 from eval.answers.extract import (THINKING, UNCLOSED, answer_statements, marked_answer, tagged_answer,
                                   untagged_reply)
 from eval.answers.knowledge import read_knowledge
-from eval.answers.limits import SHORT_REPLY_CHARS
+from eval.answers.limits import MAX_ANSWER_CHARS, SHORT_REPLY_CHARS
 from eval.answers.number import is_number
-from eval.answers.short import read_short
+from eval.answers.short import is_short, read_short
 from eval.answers.text import normalize
-from eval.answers.yes_no import read_yes_no
+from eval.answers.yes_no import is_yes_no, read_yes_no
 
 TAG, FALLBACK, NONE = "tag", "fallback", "none"
 HOW = (TAG, FALLBACK, NONE)
@@ -83,44 +84,107 @@ def consistent(reply: str, answer_type: str | None, choices: Sequence[str],
 class Reading:
     answer: str | None  # the answer text (None: nothing could be read)
     how: str  # TAG, FALLBACK or NONE
+    # why the careful reading gives no answer, or that it followed a correction
+    # (eval.answers.careful: "negation", "hedge", "correction"); None otherwise
+    flag: str | None = None
+
+    @property
+    def given(self) -> bool:
+        """Whether the reply gives an answer that can be credited: read, and neither a negation
+        nor a hedge (a tagged answer keeps its text for the record but gives none)."""
+        return self.answer is not None and self.how != NONE and self.flag not in NO_ANSWER
 
 
 UNREAD = Reading(None, NONE)
 
 
+_SAME = {"choice": is_choice, "short": is_short, "yes_no": is_yes_no}
+
+
+def checked(reading: Reading, span: str | None, answer_type: str | None, choices: Sequence[str],
+            candidates: Sequence[str], gold: str, asks: str | None) -> Reading:
+    """A reading checked by the careful reader (`careful.judge`) on the text it was read from:
+    a negation, a hedge or an unclear correction gives no answer; a correction gives its final
+    answer; several answers of which the reading rules pick one (a reason clause, "X, not Y",
+    the belief asked for beside the reality) give that one, even where the type's reader found
+    none. An open `short` answer (no candidates) is only checked, never replaced."""
+    tagged = reading.how == TAG
+    if tagged and len(span) > MAX_ANSWER_CHARS:
+        return reading  # no real answer is this long: the rule of its type marks it wrong
+    j = judge(span, answer_type, choices, candidates, gold, asks)
+    if j.unreadable:
+        return Reading(reading.answer, TAG, j.flag) if tagged else Reading(None, NONE, j.flag)
+    if j.key is None or (answer_type == "short" and not candidates):
+        return reading
+    if reading.answer is None and not j.resolved:
+        return reading  # not one of the shapes the careful reading rescues
+    if reading.answer is not None and not (j.resolved or j.flag) and not _agree(
+            reading.answer, j.key, answer_type, choices, candidates):
+        # the type's reader and the careful reader read two answers: none is given
+        return Reading(reading.answer, TAG) if tagged else UNREAD
+    return Reading(j.key, reading.how if tagged else FALLBACK, j.flag)
+
+
+def _agree(answer: str, key: str, answer_type: str | None, choices: Sequence[str],
+           candidates: Sequence[str]) -> bool:
+    same = _SAME.get(answer_type or "")
+    if same is None:
+        return True
+    try:
+        return same(answer, key, list(candidates if answer_type == "short" else choices))
+    except (ValueError, RecursionError):
+        return False
+
+
 def read_answer(completion: str, answer_type: str | None, choices: Sequence[str] = (),
-                candidates: Sequence[str] = (), *, fallback: bool = True) -> Reading:
-    """The answer of a completion and the layer that found it (see the module docstring).
-    `choices`: the options of a `choice` question; `candidates`: the possible answers of a
-    `short` question when they are known. An `answer_type` of None reads an answer of no known
-    type (a marked answer or a short reply). With `fallback=False` only tags count."""
-    answer, state = tagged_answer(completion)
-    if answer is not None:
-        return Reading(answer, TAG)
-    if not fallback or state == THINKING:
-        return UNREAD
+                candidates: Sequence[str] = (), *, fallback: bool = True, gold: str = "",
+                question: str | None = None) -> Reading:
+    """The answer of a completion and the layer that found it (see the module docstring),
+    checked by the careful reader (`checked`). `choices`: the options of a `choice` question;
+    `candidates`: the possible answers of a `short` question when they are known; `gold`: the
+    gold answer (an open `short` answer is checked for a negation of it); `question`: the text
+    asked, whose wording says whether a belief or the reality is asked for. An `answer_type` of
+    None reads an answer of no known type (a marked answer or a short reply). With
+    `fallback=False` only tags count."""
     choices = [c for c in choices or () if isinstance(c, str)]
     candidates = [c for c in candidates or () if isinstance(c, str)]
+    reading, span = _layered(completion, answer_type, choices, candidates, fallback)
+    if span is None or reading.how == NONE and span == "":
+        return reading
+    return checked(reading, span, answer_type, choices, candidates,
+                   gold if isinstance(gold, str) else "", asked_about(question))
+
+
+def _layered(completion: str, answer_type: str | None, choices: list[str], candidates: list[str],
+             fallback: bool) -> tuple[Reading, str | None]:
+    """The layered reading, and the text it was read from (None where the careful reader has
+    nothing to check: no answer block and no readable reply)."""
+    answer, state = tagged_answer(completion)
+    if answer is not None:
+        return Reading(answer, TAG), answer
+    if not fallback or state == THINKING:
+        return UNREAD, None
     # without known candidates a short answer is any short reply, as a number is
     reader = None if answer_type == "short" and not candidates else _READERS.get(answer_type)
     reply = untagged_reply(completion)
     if not consistent(reply, answer_type, choices, candidates, reader):
-        return UNREAD
+        return UNREAD, None
     marked = marked_answer(reply)
     if marked is not None:
         read = reader(marked, choices, candidates) if reader else None
         if read is None and answer_type == "choice":
-            return UNREAD  # "The answer is <no option>": nothing a reader could choose
+            # "The answer is <no option>": nothing a reader could choose
+            return UNREAD, marked
         if answer_type == "number" and not _HAS_VALUE.search(marked):
-            return UNREAD  # "The answer is $A, B, C$", an elided series: no value given
-        return Reading(read or marked, FALLBACK)
+            return UNREAD, None  # "The answer is $A, B, C$", an elided series: no value given
+        return Reading(read or marked, FALLBACK), marked
     if state == UNCLOSED:
-        return UNREAD
+        return UNREAD, None
     read = reader(reply, choices, candidates) if reader else None
     if read is not None:
-        return Reading(read, FALLBACK)
+        return Reading(read, FALLBACK), reply
     whole = reply.strip()
     if reader is None and whole and len(whole) <= SHORT_REPLY_CHARS and not (
             answer_type == "number" and not _HAS_VALUE.search(whole)):
-        return Reading(whole, FALLBACK)
-    return UNREAD
+        return Reading(whole, FALLBACK), whole
+    return UNREAD, reply

@@ -30,6 +30,9 @@ class Verdict:
     extracted: str | None  # the answer text after extraction (None if nothing was found)
     correct: bool  # extracted matches gold under answer_type (with the evaluation fallback)
     read: str = NONE  # how the answer was found: "tag", "fallback" or "none" (eval.answers.reading)
+    # the careful reading's flag (eval.answers.careful): "negation" or "hedge" (no answer given),
+    # "correction" (the final answer of a self-correction was read); None otherwise
+    flag: str | None = None
 
 
 def is_correct(
@@ -52,20 +55,25 @@ def is_correct(
 
 
 def score(completion: str, gold: str, answer_type: str, choices: Sequence[str] = (),
-          candidates: Sequence[str] = (), *, fallback: bool = True) -> Verdict:
+          candidates: Sequence[str] = (), *, fallback: bool = True,
+          question: str | None = None) -> Verdict:
     """The evaluation verdict of a completion: format, the answer read (tags, else the
-    fallback for untagged replies; `read_answer`) and its correctness. `candidates`: the
-    possible answers of a `short` question when known (a story's places and containers)."""
+    fallback for untagged replies; `read_answer`, which the careful reader checks) and its
+    correctness. `candidates`: the possible answers of a `short` question when known (a story's
+    places and containers); `question`: the text asked (its wording says whether a reply naming
+    a belief beside the reality answers with the one or the other)."""
     if answer_type not in _RULES:
         raise ValueError(f"unknown answer_type {answer_type!r}; expected one of {', '.join(_RULES)}")
-    reading = read_answer(completion, answer_type, choices, candidates, fallback=fallback)
+    reading = read_answer(completion, answer_type, choices, candidates, fallback=fallback,
+                          gold=gold if isinstance(gold, str) else "", question=question)
     # a short answer is compared against the candidates too: it must name no other one
     against = candidates if answer_type == "short" and candidates else choices
     return Verdict(
         format_ok=check_format(completion),
         extracted=reading.answer,
-        correct=is_correct(reading.answer, gold, answer_type, against),
+        correct=reading.given and is_correct(reading.answer, gold, answer_type, against),
         read=reading.how,
+        flag=reading.flag,
     )
 
 
@@ -76,7 +84,7 @@ def format_reward(completion: str) -> float:
 
 def outcome_reward(
     completion: str, gold: str, answer_type: str, choices: Sequence[str] = (),
-    candidates: Sequence[str] = (), *, untagged: bool = False,
+    candidates: Sequence[str] = (), *, untagged: bool = False, question: str | None = None,
 ) -> float:
     """ToM-Synth eq. 5: 1 when the answer is correct, else 0. By default only a well-formed
     completion can earn it (the paper's reward, total in {-1, 0, 1}); with `untagged=True` the
@@ -86,5 +94,6 @@ def outcome_reward(
         if not check_format(completion):
             return 0.0
         return 1.0 if score(completion, gold, answer_type, choices, candidates,
-                            fallback=False).correct else 0.0
-    return 1.0 if score(completion, gold, answer_type, choices, candidates).correct else 0.0
+                            fallback=False, question=question).correct else 0.0
+    return 1.0 if score(completion, gold, answer_type, choices, candidates,
+                        question=question).correct else 0.0
