@@ -179,6 +179,7 @@ def _letters(tokens: list[_Tok], letters: str, covered: set[int]) -> list[_Menti
 
 
 def _option_numbers(tokens: list[_Tok], n_choices: int) -> list[_Mention]:
+    """"Option 2", "choice 3": the option of that number (an explicit answer, like a label)."""
     out = []
     for i in range(1, len(tokens)):
         if tokens[i - 1].low in _NUMBER_WORDS and tokens[i].low.isdigit():
@@ -357,7 +358,9 @@ _QUESTION_LINE = re.compile(r"[^\n?]*\?")
 _ASKS_BELIEF = re.compile(
     r"(?i)\b(?:think|thinks|believe|believes|look|looks|search|searches|expect|expects|"
     r"look\s+for|try\s+to\s+find|go\s+to\s+find)\b")
-_ASKS_REALITY = re.compile(r"(?i)\b(?:really|actually|in\s+reality|now|currently|at\s+the\s+end)\b")
+_ASKS_REALITY = re.compile(
+    r"(?i)\b(?:really|actually|in\s+reality|now|currently|(?:at|by)\s+the\s+end)\b")
+_PERSPECTIVE = re.compile(r"(?i)\bfrom\s+(?:the\s+)?(\w+)(?:['’]s)?\s+(?:perspective|point\s+of\s+view)")
 
 
 def asked_about(question: str | None) -> str | None:
@@ -369,10 +372,54 @@ def asked_about(question: str | None) -> str | None:
         return None
     asked = _QUESTION_LINE.findall(question[-4000:])
     q = asked[-1] if asked else question[-400:]
+    perspective = _PERSPECTIVE.search(q)  # OpenToM: "From Jeremy's perspective, ..."
+    if perspective:
+        return "reality" if perspective.group(1).lower() == "narrator" else "belief"
     belief, reality = bool(_ASKS_BELIEF.search(q)), bool(_ASKS_REALITY.search(q))
     if belief != reality:
         return "belief" if belief else "reality"
     return None
+
+
+_BRACKETS = frozenset("()[]*\"'“”‘’`")
+_JOINERS = frozenset({"and", "&", "/", ",", "+"})
+
+
+def _joined(tokens: list[_Tok], mentions: list[_Mention]) -> bool:
+    """Whether the first sentence naming an answer joins it to an alternative: "X or Y" (Y any
+    words: "blue_pantry or nowhere"), "either X ...", "X and Y", "X/Y", "(a) and (b)" with Y
+    another answer."""
+    lo, hi = next(((a, b) for a, b in _sentences(tokens)
+                   if any(a <= m.start < b for m in mentions)), (0, len(tokens)))
+    inside = [m for m in mentions if lo <= m.start < hi]
+    for m in inside:
+        j = m.end
+        while j < hi and (tokens[j].low in _BRACKETS or tokens[j].low in _ARTICLES):
+            j += 1
+        if j < hi and tokens[j].low == "or" and not (
+                j + 1 < hi and tokens[j + 1].low in ("rather", "not", "so")):
+            return not _negated(tokens, m)
+        if j < hi and tokens[j].low in _JOINERS:
+            k = j + 1
+            while k < hi and (tokens[k].low in _BRACKETS or tokens[k].low in _ARTICLES):
+                k += 1
+            if any(o.start == k and o.key != m.key for o in inside):
+                return True
+        i = m.start - 1
+        while i >= lo and (tokens[i].low in _BRACKETS or tokens[i].low in _ARTICLES
+                           or tokens[i].low in ("in", "on", "at")):
+            i -= 1
+        if i >= lo and tokens[i].low in ("either", "both"):
+            return True
+    return False
+
+
+def _number(tokens: list[_Tok]) -> Judgement:
+    """A number answer checked for a negation of its number ("Not 42.")."""
+    numbers = [i for i, t in enumerate(tokens) if t.low[:1].isdigit()]
+    if numbers and _negated(tokens, _Mention(numbers[0], numbers[0] + 1, tokens[numbers[0]].low)):
+        return Judgement(None, NEGATION)
+    return NOTHING
 
 
 def _json_answer(text: str) -> str | None:
@@ -397,7 +444,8 @@ def judge(text: str | None, answer_type: str | None, choices: Sequence[str] = ()
     """The careful reading of an answer text (see the module docstring). The first sentence that
     names an answer gives it; later sentences count only when they correct it ("Actually K.")
     or hedge ("Or maybe C.")."""
-    if not isinstance(text, str) or not text.strip() or answer_type not in ("choice", "short", "yes_no"):
+    if not isinstance(text, str) or not text.strip() or answer_type not in (
+            "choice", "short", "yes_no", "number"):
         return NOTHING
     text = text[: 4 * MAX_ANSWER_CHARS]
     inner = _json_answer(text)
@@ -405,9 +453,13 @@ def judge(text: str | None, answer_type: str | None, choices: Sequence[str] = ()
         text = inner
     choices = [c for c in choices if isinstance(c, str)]
     tokens = _tokens(text)
+    if answer_type == "number":
+        return _number(tokens)
     mentions = _mentions(tokens, answer_type, choices, candidates, gold)
     if not mentions:
         return NOTHING
+    if _joined(tokens, mentions):
+        return Judgement(None, HEDGE)
     sentences = _sentences(tokens)
     key, flag, resolved = None, None, False
     first = negated_only = None
@@ -464,7 +516,7 @@ def judge(text: str | None, answer_type: str | None, choices: Sequence[str] = ()
             continue
         correction = any(_cue_at(tokens, i, _CORRECTION_WORDS, _CORRECTION_PHRASES)
                          and _opens_clause(tokens, i, lo) for i in range(lo, min(hi, lo + 4)))
-        hedge = tokens[lo].low in _HEDGE_OPENERS
+        hedge = any(t.low in _HEDGE_OPENERS for t in tokens[lo:min(hi, lo + 3)])
         if correction:
             new = _one(said.affirmed)
             if new is None:
@@ -472,4 +524,5 @@ def judge(text: str | None, answer_type: str | None, choices: Sequence[str] = ()
             key, flag = new, CORRECTION
         elif hedge:
             return Judgement(None, HEDGE)
-    return Judgement(key, flag, resolved or flag == CORRECTION)
+    explicit = any(m.key == key and tokens[m.start].low in _NUMBER_WORDS for m in mentions)
+    return Judgement(key, flag, resolved or explicit or flag == CORRECTION)

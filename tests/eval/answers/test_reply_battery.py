@@ -1,0 +1,117 @@
+"""The careful reading against a grader's verdicts on written reply shapes (issue 40).
+
+`reply_battery.jsonl` holds reply shapes written to probe the reader over every benchmark and
+answer kind: negations, hedges and lists, self-corrections, reasons naming other answers, a
+belief beside the reality, option numbers, yes/no variants, JSON, Markdown emphasis, casing and
+punctuation, tagged and untagged. Each line's `verdict` (right, wrong or unreadable) was decided
+when the line was written, before the reader was run on it. Before the careful reading, the
+layered reader credited 31 of the 115 wrong or unreadable shapes and missed 33 of the 130 right
+ones; now it credits none and misses none.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from eval.answers import score
+
+from .conftest import tagged
+
+DATA = Path(__file__).with_name("reply_battery.jsonl")
+CASES = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_the_battery_covers_every_benchmark_and_answer_kind():
+    assert len(CASES) >= 150
+    assert {c["verdict"] for c in CASES} == {"right", "wrong", "unreadable"}
+    benchmarks = Counter(c["benchmark"] for c in CASES)
+    assert {"tomi", "hitom", "bigtom", "tombench", "opentom", "socialiqa", "emobench", "fantom",
+            "exploretom"} <= set(benchmarks)
+    kinds = Counter(c["answer_type"] for c in CASES)
+    assert {"choice", "short", "yes_no", "knowledge", "number"} <= set(kinds)
+    shapes = {c["shape"] for c in CASES}
+    assert {"negation", "hedge", "self-correction", "reason naming another answer",
+            "belief beside reality", "tagged"} <= shapes
+    for c in CASES:
+        if c["answer_type"] == "choice":
+            assert len(c["gold"]) == 1 and ord(c["gold"]) - 65 < len(c["choices"]), c
+        if c["answer_type"] == "short" and c["candidates"]:
+            assert c["gold"] in c["candidates"], c
+
+
+def _verdict(c: dict):
+    return score(c["reply"], c["gold"], c["answer_type"], c["choices"], c["candidates"],
+                 question=c["question"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['benchmark']}:{c['shape']}:{c['reply'][:40]}")
+def test_scored_as_the_grader_says(case):
+    v = _verdict(case)
+    assert v.correct == (case["verdict"] == "right"), (case["verdict"], v)
+
+
+def test_no_wrong_or_unreadable_shape_is_credited_and_few_right_ones_are_missed():
+    """The issue's goal on a battery: none credited wrongly, at most 5% of right replies missed."""
+    credited = [c["reply"] for c in CASES if c["verdict"] != "right" and _verdict(c).correct]
+    right = [c for c in CASES if c["verdict"] == "right"]
+    missed = [c["reply"] for c in right if not _verdict(c).correct]
+    assert credited == []
+    assert len(missed) <= 0.05 * len(right), missed
+
+
+# ---- a reply naming the gold and one other answer is never credited, whatever the gold
+
+NAMES = ["blue_pantry", "red_drawer", "green_bathtub", "kitchen", "garden", "box", "basket",
+         "Sally's mother", "happy", "sad", "angry", "the top shelf", "a red crate", "Company B"]
+JOINS = ["{g} or {o}", "{o} or {g}", "{g}, {o}", "{g} and {o}", "Either {g} or {o}.",
+         "{g}/{o}", "Both {g} and {o}.", "{g}. Or maybe {o}.", "It is {g} or {o}.",
+         "Maybe {o}, maybe {g}.", "{g}, {o}", "{o} and {g}"]
+LETTER_JOINS = ["{G} or {O}", "{O} or {G}", "{G}, {O}", "{G} and {O}", "({G}) or ({O})",
+                "{G}/{O}", "Option {G} or option {O}", "The answer is {G} or {O}.", "{G}{O}"]
+
+
+@st.composite
+def two_answers(draw):
+    options = draw(st.lists(st.sampled_from(NAMES), min_size=2, max_size=6, unique=True))
+    g = draw(st.integers(0, len(options) - 1))
+    o = draw(st.integers(0, len(options) - 1).filter(lambda k: k != g))
+    return options, g, o
+
+
+@settings(max_examples=300, deadline=None)
+@given(two_answers(), st.sampled_from(JOINS), st.booleans(), st.sampled_from(["choice", "short"]))
+def test_the_gold_and_another_answer_are_never_credited(drawn, join, with_tags, kind):
+    options, g, o = drawn
+    reply = join.format(g=options[g], o=options[o])
+    reply = tagged(reply) if with_tags else reply
+    if kind == "choice":
+        v = score(reply, "ABCDEF"[g], "choice", options)
+    else:
+        v = score(reply, options[g], "short", (), options)
+    assert not v.correct, (reply, v)
+
+
+@settings(max_examples=200, deadline=None)
+@given(two_answers(), st.sampled_from(LETTER_JOINS), st.booleans())
+def test_the_gold_letter_and_another_letter_are_never_credited(drawn, join, with_tags):
+    options, g, o = drawn
+    reply = join.format(G="ABCDEF"[g], O="ABCDEF"[o])
+    reply = tagged(reply) if with_tags else reply
+    v = score(reply, "ABCDEF"[g], "choice", options)
+    assert not v.correct, (reply, v)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["yes", "no"]), st.sampled_from(
+    ["{g} or {o}", "{o} or {g}", "{g} and {o}", "{G}. Actually, {o}.", "{g}/{o}", "{G}, or {o}."]),
+    st.booleans())
+def test_yes_and_no_together_are_never_credited(gold, join, with_tags):
+    other = "no" if gold == "yes" else "yes"
+    reply = join.format(g=gold, o=other, G=gold.capitalize())
+    reply = tagged(reply) if with_tags else reply
+    assert not score(reply, gold, "yes_no").correct, reply
