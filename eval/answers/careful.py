@@ -34,8 +34,10 @@ from eval.answers.limits import MAX_ANSWER_CHARS
 from eval.answers.text import LETTERS, clean, normalize
 
 NEGATION, HEDGE, CORRECTION = "negation", "hedge", "correction"
+# the reader of the answer type and this module read two different answers (eval.answers.reading)
+UNCLEAR = "unclear"
 # flags under which the text gives no answer (a correction to one answer gives that answer)
-NO_ANSWER = (NEGATION, HEDGE)
+NO_ANSWER = (NEGATION, HEDGE, UNCLEAR)
 
 
 @dataclass(frozen=True)

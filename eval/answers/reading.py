@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from eval.answers.careful import NO_ANSWER, asked_about, judge
+from eval.answers.careful import NO_ANSWER, UNCLEAR, asked_about, judge
 from eval.answers.choice import gives_own_text, is_choice, opening_label, read_choice
 from eval.answers.extract import (THINKING, UNCLOSED, answer_statements, marked_answer, tagged_answer,
                                   untagged_reply)
@@ -116,12 +116,13 @@ def checked(reading: Reading, span: str | None, answer_type: str | None, choices
         return Reading(reading.answer, TAG, j.flag) if tagged else Reading(None, NONE, j.flag)
     if j.key is None or (answer_type == "short" and not candidates):
         return reading
-    if reading.answer is None and not j.resolved:
-        return reading  # not one of the shapes the careful reading rescues
-    if reading.answer is not None and not (j.resolved or j.flag) and not _agree(
-            reading.answer, j.key, answer_type, choices, candidates):
-        # the type's reader and the careful reader read two answers: none is given
-        return Reading(reading.answer, TAG) if tagged else UNREAD
+    if not (j.resolved or j.flag):
+        if reading.answer is None:
+            return reading  # not one of the shapes the careful reading rescues
+        if not _agree(reading.answer, j.key, answer_type, choices, candidates):
+            # the type's reader and the careful reader read two answers: none is given
+            return Reading(reading.answer, TAG, UNCLEAR) if tagged else Reading(None, NONE, UNCLEAR)
+        return reading
     return Reading(j.key, reading.how if tagged else FALLBACK, j.flag)
 
 

@@ -37,16 +37,29 @@ class BenchmarkFormatError(ValueError):
 def default_score(row: Row, response: str) -> Record:
     """The shared parser's verdict: the answer read, how it was read, and its correctness under
     the row's answer_type (a `short` row's `meta.candidates`, when present, are the answers its
-    untagged replies are read against)."""
+    untagged replies are read against; the question asked says whether a reply naming a belief
+    beside the reality answers with the one or the other)."""
     v = answers.score(response, row["answer"], row["answer_type"], row["choices"],
-                      meta(row).get("candidates") or ())
+                      meta(row).get("candidates") or (), question=question_of(row))
     return verdict_record(v)
+
+
+def question_of(row: Row) -> str | None:
+    """The text of the row's last user turn, which ends with the question asked."""
+    for message in reversed(row.get("prompt") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            return content if isinstance(content, str) else None
+    return None
 
 
 def verdict_record(v: "answers.Verdict") -> Record:
     """The fields of a per-sample record that come from a verdict."""
-    return {"extracted": v.extracted, "correct": v.correct, "format_ok": v.format_ok,
-            "read": v.read}
+    rec = {"extracted": v.extracted, "correct": v.correct, "format_ok": v.format_ok,
+           "read": v.read}
+    if v.flag:
+        rec["flag"] = v.flag  # the careful reading's reason: negation, hedge, correction
+    return rec
 
 
 def row_chance(row: Row) -> float | None:
