@@ -22,6 +22,8 @@ from typing import Any, Sequence
 
 from eval.backends import BACKENDS
 from eval.cli_common import EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, parse_pairs
+from eval.jsonl import hold
+from eval.outputs import refuse_inputs
 from eval.paths import describe_error
 
 
@@ -117,6 +119,9 @@ def _run(args: argparse.Namespace) -> int:
                         ("--permutations", args.permutations)):
         if value is not None and value < 1:
             raise CliError(f"{flag} must be >= 1, got {value}")
+    if args.limit is not None and args.sample is not None:
+        raise CliError("--limit and --sample both choose the items: give one (--limit N: the "
+                       "first N of each benchmark; --sample N: N drawn at random)")
     system_prompt = args.system_prompt
     if system_prompt and system_prompt.startswith("@"):
         system_prompt = Path(system_prompt[1:]).read_text(encoding="utf-8")
@@ -138,16 +143,25 @@ def _run(args: argparse.Namespace) -> int:
                        permutations=args.permutations)
     label = args.label or Path(str(args.model).rstrip("/")).name or str(args.model)
     output = Path(args.output) if args.output else Path("runs/eval") / _slug(label) / _slug(suite.name)
+    refuse_inputs(output, data.values())
     if not args.fresh:  # before the model load; run_suite checks again with the loaded backend
         check_output(output, args.backend, str(args.model))
-    backend = load_backend(args.backend, args.model, **options)
+    created = not output.exists()
+    output.mkdir(parents=True, exist_ok=True)
     try:
-        results = run_tasks(tasks, backend, output, suite_name=suite.name,
-                            generation=suite.generation_for(None, overrides), label=label,
-                            fresh=args.fresh, progress=not args.no_progress,
-                            report=not args.no_report)
-    finally:
-        backend.close()
+        with hold(output):  # one writer per output folder, before the (slow) model load
+            backend = load_backend(args.backend, args.model, **options)
+            try:
+                results = run_tasks(tasks, backend, output, suite_name=suite.name,
+                                    generation=suite.generation_for(None, overrides), label=label,
+                                    fresh=args.fresh, progress=not args.no_progress,
+                                    report=not args.no_report)
+            finally:
+                backend.close()
+    except BaseException:
+        if created and not any(output.iterdir()):
+            output.rmdir()  # a run that failed before writing leaves no empty folder
+        raise
     from eval.report import build_table, table_markdown
 
     print(table_markdown(build_table([results])))

@@ -129,11 +129,23 @@ def repair(path: str | Path) -> list[int]:
     return dropped
 
 
+def make_parent(path: str | Path) -> None:
+    """Create the folders above an output path; InputError when a part of it is a file (said
+    as such, not as mkdir's "already exists")."""
+    parent = Path(path).parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in (parent, *parent.parents) if p.exists() and not p.is_dir()),
+                       parent)
+        raise InputError(f"{path}: {blocker} is a file, not a folder") from None
+
+
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Replace `path` with `text` at once (the temporary file carries the process id, so two
     writers never share one)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_parent(path)
     tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
@@ -151,8 +163,44 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]], **dumps: An
                                     for r in records))
 
 
-class LogBusy(RuntimeError):
-    """Another live process is appending to the same file (`Appender(..., exclusive=True)`)."""
+class LogBusy(InputError):
+    """Another live process is writing the same output (`Appender(..., exclusive=True)`,
+    `hold`): one writer per output."""
+
+
+def lock(f: Any, path: str | Path) -> None:
+    """Take the one-writer lock of an open file (or folder) descriptor; LogBusy when another
+    live process holds it. The lock dies with its process, so a kill -9 never leaves it stale."""
+    try:
+        fcntl.flock(f if isinstance(f, int) else f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise LogBusy(f"{path}: is being written by another process (one writer per output: "
+                      "wait for it to end, or choose another output path)") from None
+
+
+class hold:
+    """`with hold(path):` the one-writer lock of an output for the duration of a command:
+    a file (created empty if missing, never truncated) or a folder (created if missing), for
+    outputs written by code that opens them itself. A second process gets LogBusy at once."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def __enter__(self) -> "hold":
+        if self.path.is_dir():
+            self._fd = os.open(self.path, os.O_RDONLY)
+        else:
+            make_parent(self.path)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            lock(self._fd, self.path)
+        except LogBusy:
+            os.close(self._fd)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._fd)
 
 
 class Appender:
@@ -165,15 +213,15 @@ class Appender:
 
     def __init__(self, path: str | Path, fsync_every: int = 200, *, exclusive: bool = False,
                  sort_keys: bool = False) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        make_parent(path)
         self._f = open(path, "a", encoding="utf-8")
         self._every, self._n, self._sort = fsync_every, 0, sort_keys
         if exclusive:
             try:
-                fcntl.flock(self._f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+                lock(self._f, path)
+            except LogBusy:
                 self._f.close()
-                raise LogBusy(f"{path} is being written by another process") from None
+                raise
             cut_torn_tail(path)
 
     def write(self, obj: dict[str, Any]) -> None:

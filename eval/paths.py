@@ -44,11 +44,16 @@ def looks_local(path: str) -> bool:
 
 
 def missing_local_model(path: str) -> str | None:
-    """Why `path` names a local model folder that is not there, else None (hub ids pass)."""
+    """Why `path` names a local model folder that is not there, or a folder that holds no
+    model (no config.json: transformers would fail later, deep in tokenizer loading, with a
+    message that never says so), else None (hub ids pass)."""
     if not looks_local(path):
         return None
     p = Path(path).expanduser()
     if p.is_dir():
-        return None
+        if (p / "config.json").is_file() or (p / "adapter_config.json").is_file():
+            return None
+        return ("is a folder without config.json, not a model folder (python -m "
+                "rl.import_model or save_pretrained writes one)")
     reason = "is a file, expected a model folder" if p.exists() else "no such folder"
     return f"{reason} (a local model path; a hub id looks like org/name)"

@@ -349,7 +349,11 @@ def load_tasks(suite: Suite, *, limit: int | None = None, sample: int | None = N
             if skip_missing and not path:  # data named explicitly must load
                 log(f"warning: {entry.name}: skipped ({' '.join(str(e).split())})")
                 continue
-            raise
+            if path:
+                raise
+            raise type(e)(f"{' '.join(str(e).split())} (give --data {entry.name}=PATH, or "
+                          "--skip-missing to leave out the benchmarks without data here)"
+                          ) from None
         if not rows:
             raise ValueError(f"{entry.name}: no rows in {path or bench.default_path()}")
         cap = min((x for x in (limit, entry.limit) if x), default=None)
@@ -450,13 +454,16 @@ def run_tasks(
         results["benchmarks"][task.benchmark.name] = entry
         results["prompt_template_hash"] = _sha(
             [b["prompts_sha256"] for b in results["benchmarks"].values()])
-        results["finished_at"] = _now()
         results["duration_s"] = round(time.time() - started, 3)
         write_json(path, results, default=str)
         shown = entry["score"]
         log(f"{task.benchmark.name}: {task.benchmark.primary_metric} "
             f"{'n/a' if shown is None else f'{100 * shown:.2f}%'} on {entry['n']} rows"
             + (f", {entry['n_failed']} failed" if entry["n_failed"] else ""))
+    # set once every benchmark is in: a run killed part-way keeps finished_at null, and
+    # `compare` refuses it instead of comparing half a run
+    results["finished_at"] = _now()
+    write_json(path, results, default=str)
     if report:
         from eval.report import write_report
 

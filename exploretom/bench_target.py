@@ -35,7 +35,8 @@ from exploretom.label import story_text
 from exploretom.questions import generate_questions
 from exploretom.sampler import StorySampler
 from exploretom.search_run import Grid, bench_settings, load_config, run_lexicon, story_streams
-from exploretom.targets import PROMPTS, Item, Target, judge, make_target, parse_target
+from exploretom.targets import (PROMPTS, Item, Target, check_target, judge, make_target,
+                                parse_target)
 
 LOCAL_KINDS = ("hf", "vllm", "served")
 
@@ -138,6 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     for t in args.target:
         if t.partition(":")[0] not in LOCAL_KINDS:
             p.error(f"--target {t!r}: expected hf:PATH, vllm:PATH or served:PATH")
+        try:  # a missing model folder, or vLLM not here: one line before anything runs
+            check_target(t, parse_target(t))
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     items = bench_items(args.n, args.world or None, tuple(args.orders), args.seed)
     first: list[str] | None = None
     differ = False

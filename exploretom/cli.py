@@ -2,16 +2,18 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Sequence
 
 from eval.cli_common import parse_shard
-from eval.jsonl import Appender, InputError, iter_lines, iter_records, resume
+from eval.jsonl import Appender, InputError, hold, iter_lines, iter_records, resume
+from eval.outputs import check_fingerprint, refuse_inputs, start_over
 from eval.paths import describe_error
 from exploretom.action_sets import ACTION_SETS, Conditions
-from exploretom.cli_args import UsageError, sample_one, story_id
+from exploretom.cli_args import UsageError, positive_int, sample_one, story_id
 from exploretom.label import label_line, validate
 from exploretom.sampler import ConditionsUnreachable
 from exploretom.story import StoryFormatError
@@ -24,21 +26,34 @@ def cmd_sample(args: argparse.Namespace) -> int:
                           args.asymmetric, args.max_asymmetric)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    refuse_inputs(args.output, [args.contexts])
     contexts = load_contexts(args.contexts, cond) if args.contexts else None
     shard_i, shard_n = parse_shard(args.shard)
-    done = resume(args.output)
-    todo = [k for k in range(args.n) if k % shard_n == shard_i
-            and story_id(cond, args.seed, k) not in done]
-    start = time.perf_counter()
-    with Appender(args.output) as out:
-        for k in _progress(todo, "sampling", args.quiet):
-            out.write(sample_one(cond, args.seed, k, args.label, args.max_order, contexts,
-                                 not args.unsteered, not args.unconstrained))
+    with hold(args.output):  # one writer per output
+        if args.fresh:
+            start_over(args.output)
+        done = resume(args.output)
+        check_fingerprint(args.output, "sample", sample_fingerprint(args), len(done))
+        todo = [k for k in range(args.n) if k % shard_n == shard_i
+                and story_id(cond, args.seed, k) not in done]
+        start = time.perf_counter()
+        with Appender(args.output) as out:
+            for k in _progress(todo, "sampling", args.quiet):
+                out.write(sample_one(cond, args.seed, k, args.label, args.max_order, contexts,
+                                     not args.unsteered, not args.unconstrained))
     secs = time.perf_counter() - start
     if not args.quiet:
         print(f"wrote {len(todo)} stories to {args.output} ({len(done)} already there) "
               f"in {secs:.1f}s", file=sys.stderr)
     return 0
+
+
+def sample_fingerprint(args: argparse.Namespace) -> dict:
+    """What changes the stories of a `sample` output (not -n: a larger -n extends the same
+    stories; not --shard: shards write different stories of one run)."""
+    return {k: getattr(args, k) for k in (
+        "action_set", "asymmetric", "max_asymmetric", "people", "moves", "rooms", "max_actions",
+        "seed", "label", "max_order", "contexts", "unsteered", "unconstrained")}
 
 
 def load_contexts(path: str, cond: Conditions) -> list:
@@ -53,23 +68,35 @@ def load_contexts(path: str, cond: Conditions) -> list:
 
 
 def cmd_label(args: argparse.Namespace) -> int:
-    Path(args.output).unlink(missing_ok=True)  # labelling is fast: always a fresh file
+    refuse_inputs(args.output, [args.input])
     n = questions = 0
     errors: list[str] = []  # printed at the end: a file with no valid story is one error line
-    with Appender(args.output) as out:
-        for line_no, line in iter_lines(args.input):
-            result = label_line(line, args.max_order, line_no)
-            n += 1
-            if "error" in result:
-                errors.append(result["error"])
-            else:
-                questions += len(result["questions"])
-            out.write(result)
-    if n == 0:
-        raise InputError(f"{args.input}: no stories (the file is empty)")
-    if len(errors) == n:
-        more = f"; {n - 1} more invalid" if n > 1 else ""
-        raise InputError(f"{args.input}: no valid story ({errors[0]}{more})")
+    # labelling is fast: always a fresh file, written beside the output and renamed over it
+    # once complete, so a failed or killed run leaves any earlier output as it was, and two
+    # runs on one output each replace it whole (no lock needed)
+    out_path = Path(args.output)
+    if out_path.is_dir():
+        raise InputError(f"{out_path}: is a folder, expected a file")
+    tmp = out_path.with_name(f"{out_path.name}.tmp{os.getpid()}")
+    try:
+        with Appender(tmp) as out:
+            for line_no, line in iter_lines(args.input):
+                result = label_line(line, args.max_order, line_no)
+                n += 1
+                if "error" in result:
+                    errors.append(result["error"])
+                else:
+                    questions += len(result["questions"])
+                out.write(result)
+            if n == 0:
+                raise InputError(f"{args.input}: no stories (the file is empty)")
+            if len(errors) == n:
+                more = f"; {n - 1} more invalid" if n > 1 else ""
+                raise InputError(f"{args.input}: no valid story ({errors[0]}{more})")
+            out.close()
+            os.replace(tmp, out_path)
+    finally:
+        tmp.unlink(missing_ok=True)
     for message in errors:
         print(f"{args.input}: {message}", file=sys.stderr)
     print(f"labelled {n - len(errors)} of {n} stories ({questions} questions, {len(errors)} errors) "
@@ -158,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--moves", type=int, required=True, help="number of important actions")
     p.add_argument("--rooms", type=int, required=True)
     p.add_argument("--max-actions", type=int, required=True)
-    p.add_argument("-n", type=int, required=True, help="number of stories")
+    p.add_argument("-n", type=positive_int, required=True, help="number of stories")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--label", action="store_true", help="also write text and questions")
     p.add_argument("--max-order", type=int, default=2)
@@ -171,7 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unconstrained", action="store_true", help="allow what the default "
                    "sampler forbids (the paper's sampler): an action repeated back to back, "
                    "entering and at once leaving a room, talk before the people entered")
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", required=True, help="JSONL of stories (appended to; a "
+                   "re-run with the same settings resumes it)")
+    p.add_argument("--fresh", action="store_true", help="start -o over instead of resuming it")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_sample)
 
@@ -211,9 +240,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "max_order", 2) < 1:
         print("error: --max-order must be >= 1", file=sys.stderr)
         return 2
+    from eval.backends import BackendError
+
     try:
         return args.func(args)
-    except (UsageError, InputError, ConditionsUnreachable, OSError, ValueError) as e:
+    except (UsageError, InputError, ConditionsUnreachable, OSError, ValueError,
+            BackendError) as e:  # a target or model that cannot start: one line too
         print(f"error: {describe_error(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

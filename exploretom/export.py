@@ -26,7 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eval.jsonl import InputError
+from eval.jsonl import InputError, hold
+from eval.outputs import refuse_inputs
 from exploretom.cli_args import PROPERTIES, orders_arg, properties_arg
 from exploretom.dataset_card import dataset_card, split_stats
 from exploretom.dataset_rows import add_reasoning, build_dataset, distractor_pools
@@ -107,6 +108,7 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a folder")
+    refuse_inputs(out, args.inputs, folder=True)  # replacing the folder would lose them
     if out.is_dir() and any(out.iterdir()) and not (out / "dataset_dict.json").is_file() \
             and not args.overwrite:
         raise InputError(f"{out}: folder is not empty and holds no exported dataset "
@@ -237,7 +239,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    stats = export(args)
+    lock = Path(f"{args.output}.lock")  # one writer per output folder
+    with hold(lock):
+        try:
+            stats = export(args)
+        finally:
+            lock.unlink(missing_ok=True)
     sel = stats["selection"]
     for name in SPLITS:
         s = stats["splits"][name]

@@ -4,7 +4,10 @@ of each, and messages that leave the progress bar intact."""
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
+import urllib.parse
+import urllib.request
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -22,6 +25,31 @@ def opened_backends(args: argparse.Namespace) -> Iterator[tuple[Backend, Backend
         yield generator, judge
     finally:
         close_backends(generator, judge)
+
+
+def check_reachable(*backends: Backend, timeout_s: float = 10.0) -> None:
+    """ValueError (one line, in seconds) when the server of an HTTP backend accepts no
+    connection, instead of every request failing after its retries (minutes). Only a TCP
+    connection is opened: nothing is sent, so no key is. A proxy in the environment is left
+    to the backend."""
+    for b in backends:
+        url = getattr(b, "base_url", None)
+        if not url:
+            continue
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or ""
+        if urllib.request.getproxies() and not urllib.request.proxy_bypass(host):
+            continue
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            socket.create_connection((host, port), timeout=timeout_s).close()
+        except (OSError, ValueError) as e:
+            why = ("connection refused" if isinstance(e, ConnectionRefusedError) else
+                   f"no answer in {timeout_s:g} s" if isinstance(e, TimeoutError) else
+                   "unknown host" if isinstance(e, socket.gaierror) else
+                   " ".join(str(e).split()) or type(e).__name__)
+            raise ValueError(f"{b.name} backend: cannot reach {url} ({why}): is the server "
+                             "running and --base-url right?") from None
 
 
 def generation_configs(args: argparse.Namespace) -> tuple[GenerationConfig, GenerationConfig]:

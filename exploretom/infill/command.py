@@ -6,14 +6,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Callable, Iterator
 
 from eval.cli_common import EXIT_INCOMPLETE
-from eval.jsonl import Appender, InputError, iter_lines, resume
+from eval.jsonl import Appender, InputError, hold, iter_lines, resume
+from eval.outputs import check_fingerprint, refuse_inputs, start_over
 from exploretom.infill.infiller import Infiller, InfillStats
 from exploretom.infill.jobs import StoryJob, prepare
 from exploretom.llm_backend import add_backend_arguments
-from exploretom.llm_command import generation_configs, message_log, opened_backends
+from exploretom.llm_command import (check_reachable, generation_configs, message_log,
+                                    opened_backends)
 from exploretom.story import StoryFormatError
 from exploretom.tracker import StoryError
 
@@ -59,7 +62,9 @@ def read_jobs(path: str, done: set, seed: int, max_order: int, goals: bool, narr
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", help="labelled stories (JSONL from sample --label, label or search)")
-    parser.add_argument("-o", "--output", required=True, help="infilled stories (JSONL, appended to)")
+    parser.add_argument("-o", "--output", required=True, help="infilled stories (JSONL, appended "
+                        "to; a re-run with the same settings resumes it)")
+    parser.add_argument("--fresh", action="store_true", help="start -o over instead of resuming it")
     parser.add_argument("--candidates", type=int, default=3,
                         help="continuations asked for in each generator call (default 3)")
     parser.add_argument("--max-retries", type=int, default=2,
@@ -93,26 +98,41 @@ def _check_input(path: str) -> None:
                      "python -m exploretom sample --label or label)")
 
 
+def infill_fingerprint(args: argparse.Namespace) -> dict:
+    """What changes the stories of an infill output (not --limit, --active, -O, --cache or the
+    servers' addresses: they change how much is done, how fast and where, not what)."""
+    return {"input": str(Path(args.input).resolve()), **{k: getattr(args, k) for k in (
+        "candidates", "max_retries", "goals", "narration", "judge_order", "seed",
+        "backend", "model", "temperature", "max_new_tokens", "judge_backend",
+        "judge_model")}}
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.judge_order < 1 or args.active < 1 or (args.limit is not None and args.limit < 0):
-        raise ValueError("--judge-order and --active must be >= 1, --limit >= 0")
+    if args.judge_order < 1 or args.active < 1 or (args.limit is not None and args.limit < 1):
+        raise ValueError("--judge-order, --active and --limit must be >= 1")
     if args.candidates < 1 or args.max_retries < 0:
         raise ValueError("--candidates must be >= 1 and --max-retries >= 0")
+    refuse_inputs(args.output, [args.input])
     _check_input(args.input)  # a missing, unreadable or storyless input fails before any model loads
     log = message_log(args.quiet)
-    with opened_backends(args) as (generator, judge):
-        gen_config, judge_config = generation_configs(args)
-        infiller = Infiller(generator, judge, candidates=args.candidates,
-                            max_retries=args.max_retries, gen_config=gen_config,
-                            judge_config=judge_config, progress=not args.quiet, log=log)
+    with hold(args.output):  # one writer per output
+        if args.fresh:
+            start_over(args.output)
         done = resume(args.output)
-        jobs = read_jobs(args.input, done, args.seed, args.judge_order, args.goals,
-                         args.narration, infiller.stats, log, args.limit)
-        total = sum(1 for _ in iter_lines(args.input))
-        if args.limit is not None:
-            total = min(total, args.limit)
-        with Appender(args.output) as out:
-            stats = infiller.run(jobs, out.write, args.active, total=max(total - len(done), 0))
+        check_fingerprint(args.output, "infill", infill_fingerprint(args), len(done))
+        with opened_backends(args) as (generator, judge):
+            check_reachable(generator, judge)
+            gen_config, judge_config = generation_configs(args)
+            infiller = Infiller(generator, judge, candidates=args.candidates,
+                                max_retries=args.max_retries, gen_config=gen_config,
+                                judge_config=judge_config, progress=not args.quiet, log=log)
+            jobs = read_jobs(args.input, done, args.seed, args.judge_order, args.goals,
+                             args.narration, infiller.stats, log, args.limit)
+            total = sum(1 for _ in iter_lines(args.input))
+            if args.limit is not None:
+                total = min(total, args.limit)
+            with Appender(args.output) as out:
+                stats = infiller.run(jobs, out.write, args.active, total=max(total - len(done), 0))
     print(stats.summary())
     if stats.request_errors:
         print(f"error: {stats.request_errors} stories were not written because a request failed "
