@@ -11,10 +11,17 @@ it (`adopt`). A chain ignores a world-state claim when
   claim is about her own room (a person always knows which room she is in: a model of her, "Dave
   thinks Anne thinks she is in ...", follows what the mind one level out believes of her room),
   or about who is in the room it has watched since the last of its people came in;
+- it knows where the object is not (2026-11-28): it saw the object carried out of a room and
+  has been there since without a break (`Tracker._gone`), and the claim puts it in that room or
+  in one of its containers;
 
 otherwise the claim wins, even over an earlier message (among claims it cannot judge, the
-latest). A person's word on her own room is current when said. The claims kept out of objects'
-locations are recorded in `Tracker.kept`, so the trace can say why.
+latest). A person's word on her own room is current when said. The second and third tests
+judge the claim against what the receiver saw, so they never depend on who relays it (the first
+speaker or anyone passing the claim on); the first judges the speaker's information, so it
+applies only where the receiver knows how old that is. The claims kept out of objects'
+locations are recorded in `Tracker.kept` (why: "stale", "current" or "gone"), so the trace can
+say why.
 """
 from __future__ import annotations
 
@@ -122,9 +129,12 @@ def adopt(t: Tracker, chain: Chain, speaker: str, key: Fact, prop: str, value: s
     information wins): adopted unless the chain can tell the claim is stale, i.e. its own
     model of the speaker's belief already holds `value` and its own belief is newer, or
     unless it knows its own value is current (2026-11-27: it saw it and has been where any
-    change would have been seen since; a person always knows which room they are in).
-    Among claims it cannot judge, the latest wins. Only timestamps the chain itself holds
-    are compared: its own belief's and that of its model of the speaker."""
+    change would have been seen since; a person always knows which room they are in), or
+    unless it knows the object is not where the claim puts it (2026-11-28: it saw it carried
+    out of that room and has been there since). The last two judge the claim, never the
+    speaker: they are the same whoever relays it. Among claims it cannot judge, the latest
+    wins. Only timestamps the chain itself holds are compared: its own belief's and that of its
+    model of the speaker."""
     mine = t._mine(chain)
     cur = mine.get(key)
     receiver = chain[-1] != speaker
@@ -160,6 +170,12 @@ def adopt(t: Tracker, chain: Chain, speaker: str, key: Fact, prop: str, value: s
                                   or t.container_room[value] != w[0]):
                 t.kept[(i, chain, key[1])] = ("current", w[0], w[1])
                 return  # it would have seen any change since it saw the value
+            g = t._gone(chain, key[1])
+            if g is not None and g[0] == (value if prop == ROOM_LOCATION
+                                          else t.container_room[value]):
+                t.kept[(i, chain, key[1])] = ("gone", g[0], g[1])
+                return  # it saw the object carried out of that room, and would have seen it
+                #         brought back
     # Dates in a chain are its outermost person's: how old that person knows the speaker's
     # information to be, else the message's own index (news it cannot date).
     source = t.beliefs.get((speaker,) if chain[0] == speaker else (chain[0], speaker),

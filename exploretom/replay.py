@@ -28,6 +28,8 @@ class Replay:
     seen[(chain, obj)] = (room, step, container seen): the last step at which the chain saw where
     the object is. Whether it still knows that is current is read off the story at the message
     (`watching`): where everyone was after each step since, and who was distracted.
+    carried_out[(chain, obj)] = (room, step): the chain saw the object carried out of the room;
+    while it stays there it knows the object is not there (`knows_gone`, read off the same way).
     """
 
     def __init__(self, actions: Sequence[Action], max_order: int) -> None:
@@ -52,6 +54,10 @@ class Replay:
         # (chain, object, step) -> (room, since): a claim kept out by a mind that knew its own
         # value was current
         self.kept_current: dict[tuple, tuple] = {}
+        self.carried_out: dict[tuple, tuple] = {}
+        # (chain, object, step) -> (room, since): a claim kept out by a mind that knew the object
+        # was not in that room
+        self.kept_gone: dict[tuple, tuple] = {}
         for i, a in enumerate(self.actions):
             before = dict(self.room)
             self.people.update(a.people())
@@ -110,18 +116,25 @@ class Replay:
         person of the chain has stayed in the room where it was seen (after each step since,
         and now) and the outermost one, whose belief it is, was never distracted since."""
         rec = self.seen.get((chain, obj))
-        if rec is None:
-            return None
-        room, since = rec[0], rec[1]
+        return rec if rec is not None and self._stayed(chain, rec[0], rec[1], i) else None
+
+    def knows_gone(self, chain: Chain, obj: str, i: int) -> tuple | None:
+        """(room, step) if at step i the chain knows the object is not in that room: it saw it
+        carried out of there at that step, and every person of the chain has stayed there since
+        (the outermost never distracted): it would have seen the object brought back."""
+        rec = self.carried_out.get((chain, obj))
+        return rec if rec is not None and self._stayed(chain, rec[0], rec[1], i) else None
+
+    def _stayed(self, chain: Chain, room: str, since: int, i: int) -> bool:
+        """Every person of the chain in `room` after each step from `since` to step i, and the
+        outermost one, whose belief it is, never distracted in between."""
         for k in range(since, i):
             after = self.presence[k][1]
             if any(after.get(p) != room for p in chain):
-                return None
+                return False
         if any(self.room.get(p) != room for p in chain):
-            return None
-        if any(chain[0] in self.actions[k].distracted for k in range(since + 1, i)):
-            return None
-        return rec
+            return False
+        return not any(chain[0] in self.actions[k].distracted for k in range(since + 1, i))
 
     # -------------------------------------------------------------- actions
     def _apply(self, a: Action, i: int) -> None:
@@ -154,6 +167,7 @@ class Replay:
                 self._see(c, a.object)
                 self._of(c)[("loc", a.object)] = ((None, OPEN), i)
                 self.seen.pop((c, a.object), None)
+                self.carried_out[(c, a.object)] = (here, i)
             room[a.person] = a.room
             loc = (a.room, OPEN)
             self._place(a.object, loc, i)
@@ -162,6 +176,7 @@ class Replay:
                 self._see(c, a.object)
                 self._of(c)[("loc", a.object)] = (loc, i)
                 self.seen[(c, a.object)] = (a.room, i, True)
+                self.carried_out.pop((c, a.object), None)  # back in sight
                 if a.person in c:
                     self._look_around(c, a.room, i)
         elif a.type == UPDATE_STATE:
@@ -223,6 +238,14 @@ class Replay:
         if rec is not None and (prop != CONTAINER_LOCATION or rec[2]
                                 or self.container_room[value] != rec[0]):
             self.kept_current[(c, obj, i)] = (rec[0], rec[1])
+            return
+        # Knowing where the object is not (2026-11-28): it saw it carried out of the room the
+        # claim puts it in, and would have seen it brought back. Judged from what the mind saw,
+        # never from who speaks.
+        gone = self.knows_gone(c, obj, i) if c[-1] != s else None
+        if gone is not None and gone[0] == (value if prop != CONTAINER_LOCATION
+                                            else self.container_room[value]):
+            self.kept_gone[(c, obj, i)] = gone
             return
         source = self.beliefs.get((s,) if c[0] == s else (c[0], s), {}).get(key)
         date = source[1] if holds(source) else i

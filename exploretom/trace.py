@@ -154,6 +154,17 @@ def knows_current(chain: Sequence[str], room: str, since: int) -> str:
         f"been in {the(room)} since step {since + 1}, so {chain[-1]} would have seen any change"
 
 
+def knows_gone(chain: Sequence[str], carrier: str, obj: str, room: str, since: int) -> str:
+    """A mind that keeps out a claim putting the object in a room it knows the object is not
+    in: everyone of the chain saw it carried out of that room at step `since` (0-based) and has
+    been there since (SEMANTICS.md, 2026-11-28)."""
+    people = list(dict.fromkeys(chain))
+    return "".join(f"{p} thinks " for p in chain[:-1]) + \
+        f"{chain[-1]} ignores it: {join_names(people)} saw {carrier} carry {the(obj)} out of " \
+        f"{the(room)} at step {since + 1} and {'has' if len(people) == 1 else 'have'} been " \
+        f"in {the(room)} since"
+
+
 def sentence(body: str) -> str:
     return body[0].upper() + body[1:] + "."
 
@@ -237,8 +248,8 @@ class StoryTracer:
 
     def _ignored(self, chain: tuple, fact: tuple) -> dict[int, str]:
         """{step: sentence} where the chain heard a claim about where the object is and kept
-        its own, different belief: it could tell the speaker's news was out of date, or it
-        knew its own value was current."""
+        its own, different belief: it could tell the speaker's news was out of date, it knew
+        its own value was current, or it knew the object was not where the claim put it."""
         if fact[0] != "loc":
             return {}
         key = ("ignored", chain, fact)
@@ -247,9 +258,15 @@ class StoryTracer:
             out = self._memo[key] = {}
             for (i, c, obj), why in self.tracker.kept.items():
                 if c == chain and obj == fact[1]:
-                    out[i] = sentence(ignores(chain, self.actions[i].person) if why[0] == "stale"
-                                      else knows_current(chain, why[1], why[2]))
+                    out[i] = sentence(self._why(chain, obj, i, why))
         return out
+
+    def _why(self, chain: tuple, obj: str, i: int, why: tuple) -> str:
+        if why[0] == "stale":
+            return ignores(chain, self.actions[i].person)
+        if why[0] == "current":
+            return knows_current(chain, why[1], why[2])
+        return knows_gone(chain, self.actions[why[2]].person, obj, why[1], why[2])
 
     def _changes(self, chain: tuple, fact: tuple) -> dict[int, Any]:
         """{step: new value} at each step that changes the chain's value of the fact."""
@@ -348,4 +365,4 @@ def story_traces(actions: Sequence[Action], questions: Iterable[dict[str, Any]],
 
 __all__ = ["StoryTracer", "story_traces", "status", "question_view", "view_people", "claim",
            "value_phrase", "unknown_phrase", "place_phrase", "conclusion", "answer_of",
-           "ignores", "knows_current", "STATUSES"]
+           "ignores", "knows_current", "knows_gone", "STATUSES"]

@@ -17,8 +17,8 @@ from typing import Any, Sequence
 from exploretom.render import short_clause, the
 from exploretom.replay import OPEN, Chain, Replay
 from exploretom.story import ENTER, LEAVE, MOVE_ROOM, Action
-from exploretom.trace import (STATUSES, answer_of, knows_current, question_view, status,
-                              view_people)
+from exploretom.trace import (STATUSES, answer_of, knows_current, knows_gone, question_view,
+                              status, view_people)
 
 
 class TraceError(ValueError):
@@ -168,7 +168,7 @@ def _read_step(line: str, replay: Replay, reader: _Reader, fact: tuple, names: t
         elif fact[0] == "loc" and s.endswith(stale):
             claims.append((reader.chain(s[:-len(stale)]), "ignores it"))
         elif fact[0] == "loc" and " ignores it: " in s:
-            claims.append(_read_current(s, reader, i))
+            claims.append(_read_kept(s, reader, i, replay))
         else:
             claims.append(reader.claim("now " + s[4:] if s.startswith("Now ") else s))
     return i, statuses, pickups, claims
@@ -176,18 +176,26 @@ def _read_step(line: str, replay: Replay, reader: _Reader, fact: tuple, names: t
 
 _CURRENT = re.compile(r"(.+) ignores it: .+ (?:has|have) been in (.+) since step (\d+), so "
                       r".+ would have seen any change")
+_GONE = re.compile(r"(.+) ignores it: .+ saw .+ carry .+ out of (.+) at step (\d+) and "
+                   r"(?:has|have) been in (.+) since")
 
 
-def _read_current(s: str, reader: _Reader, i: int) -> tuple[Chain, tuple]:
+def _read_kept(s: str, reader: _Reader, i: int, replay: Replay) -> tuple[Chain, tuple]:
     """(chain, ("current", room, since)) of 'Anne ignores it: Anne has been in the kitchen since
-    step 5, so Anne would have seen any change' (exploretom.trace.knows_current)."""
+    step 5, so Anne would have seen any change' (exploretom.trace.knows_current), or (chain,
+    ("gone", room, since)) of 'Anne ignores it: Anne saw Beth carry the apple out of the kitchen
+    at step 7 and has been in the kitchen since' (exploretom.trace.knows_gone)."""
     m = _CURRENT.fullmatch(s)
-    if m is None or m.group(2) not in reader.rooms:
-        raise TraceError(f"step {i + 1}: cannot read {s!r}")
-    chain, room, since = reader.chain(m.group(1)), reader.rooms[m.group(2)], int(m.group(3)) - 1
-    if s != knows_current(chain, room, since):
-        raise TraceError(f"step {i + 1}: cannot read {s!r}")
-    return chain, ("current", room, since)
+    if m is not None and m.group(2) in reader.rooms:
+        chain, room, since = reader.chain(m.group(1)), reader.rooms[m.group(2)], int(m.group(3)) - 1
+        if s == knows_current(chain, room, since):
+            return chain, ("current", room, since)
+    m = _GONE.fullmatch(s)
+    if m is not None and m.group(2) in reader.rooms and 0 < int(m.group(3)) <= i:
+        chain, room, since = reader.chain(m.group(1)), reader.rooms[m.group(2)], int(m.group(3)) - 1
+        if s == knows_gone(chain, replay.actions[since].person, reader.fact[1], room, since):
+            return chain, ("gone", room, since)
+    raise TraceError(f"step {i + 1}: cannot read {s!r}")
 
 
 def read_trace(trace: str, replay: Replay, q: dict[str, Any]) -> dict[str, Any]:
@@ -236,7 +244,7 @@ def _expected_steps(replay: Replay, q: dict[str, Any], view: Chain, fact: tuple)
     places = replay.world_places.get(fact[1], {}) if fact[0] == "loc" else {}
     changes = [replay.changes(lv, fact) for lv in levels]
     out = []
-    stale = {i for lv, obj, i in (*replay.ignored, *replay.kept_current)
+    stale = {i for lv, obj, i in (*replay.ignored, *replay.kept_current, *replay.kept_gone)
              if fact[0] == "loc" and lv in levels and obj == fact[1]}
     for i in sorted({i for ch in changes for i in ch} | set(places) | stale):
         if i > upto:
@@ -250,6 +258,8 @@ def _expected_steps(replay: Replay, q: dict[str, Any], view: Chain, fact: tuple)
                        if (lv, fact[1], i) in replay.ignored]
             claims += [(lv, ("current",) + replay.kept_current[(lv, fact[1], i)])
                        for lv in levels[1:] if (lv, fact[1], i) in replay.kept_current]
+            claims += [(lv, ("gone",) + replay.kept_gone[(lv, fact[1], i)])
+                       for lv in levels[1:] if (lv, fact[1], i) in replay.kept_gone]
         pickups = places.get(i, [])[:-1] if not view else []
         if not claims and not pickups and not (view and i in changes[0]):
             continue

@@ -1,6 +1,8 @@
 """Invariants of the tracker and the questions over many random stories (hypothesis)."""
 import dataclasses
+import itertools
 import random
+from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -10,7 +12,8 @@ from exploretom.label import label_story, track
 from exploretom.lexicon import sample_context
 from exploretom.questions import KNOWS, NOT_KNOWS
 from exploretom.sampler import StorySampler, sample_story
-from exploretom.story import ENTER, MOVE_ROOM, Action, parse_story
+from exploretom.story import (CONTAINER_LOCATION, ENTER, LEAVE, MOVE_ROOM, PRIVATE,
+                              ROOM_LOCATION, Action, Topic, parse_story)
 from exploretom.tracker import StoryError, Tracker
 
 SETTINGS = settings(max_examples=60, deadline=None,
@@ -202,3 +205,127 @@ def test_higher_max_order_keeps_the_lower_order_labels(seed, aset):
         if q["kind"] == "belief" and q["property"] in ("room_location", "container_location"):
             assert q["false_belief"] == (q["answer"] != world.get((q["property"], q["thing"])))
     assert track(story, 4).max_order == 4
+
+
+def relay_story(seed: int, max_order: int = 2) -> Tracker:
+    """A random valid story with objects carried between three rooms, messages and
+    distractions, in which the first person, once in a room, mostly stays there (what the
+    sampler rarely makes, and where she may see the object carried out of her room and stay)."""
+    rng = random.Random(seed)
+    ctx = sample_context(rng, people=4, rooms=3)
+    sampler = StorySampler(Conditions("A7", 4, 3, 3, 16), ctx, rng)
+    weights = {"enter_room": 2, "leave_room": 1.5, "move_object_container": 2,
+               "move_object_room": 3, "info_private": 1, "info_public": 1}
+    stayer, stays = ctx.people[0], rng.random() < 0.8
+    t = Tracker(max_order)
+    t.apply(Action(ENTER, stayer, room=ctx.rooms[0]))
+    for _ in range(rng.randint(4, 16)):
+        for _ in range(10):
+            kind = rng.choices(list(weights), list(weights.values()))[0]
+            options = sampler.candidates(t, kind)
+            if kind == "move_object_room" and rng.random() < 0.7:  # out of her room, mostly
+                options = [a for a in options
+                           if t.person_room.get(a.person) == t.person_room.get(stayer)]
+            if stays:
+                options = [a for a in options if a.person != stayer or a.type not in
+                           (ENTER, LEAVE, MOVE_ROOM)]
+            if not options:
+                continue
+            a = rng.choice(options)
+            if a.type != MOVE_ROOM and rng.random() < 0.15:
+                others = sorted(sampler.witnesses(t, a) - {a.person})
+                if others:
+                    a = dataclasses.replace(a, distracted=(rng.choice(others),))
+            try:
+                t.apply(a)
+                break
+            except StoryError:
+                continue
+    return t
+
+
+def _told(t: Tracker, speaker: str, listener: str, topic: Topic) -> tuple[tuple, str]:
+    """The listener's location belief after `speaker` tells it `topic`, and why she kept it out
+    ("" when she did not)."""
+    t = t.copy()
+    t.apply(Action(PRIVATE, speaker, listener=listener, topic=topic))
+    why = t.kept.get((len(t.actions) - 1, (listener,), topic.entity))
+    return t.location((listener,), topic.entity), why[0] if why else ""
+
+
+def _judge_relays(t: Tracker) -> Counter:
+    """S tells R where an object is; then R passes it on to X, or S tells X itself, for every
+    three people and every claim S can make: X's belief must be the same, except where the test
+    of stale news (2026-11-25) decides one of them. Returns how often each reason kept a claim
+    out."""
+    reasons: Counter = Counter()
+    for obj in t.objects:
+        for s, r, x in itertools.permutations(t.people, 3):
+            room, container = t.location((s,), obj)
+            for prop, value in ((CONTAINER_LOCATION, container), (ROOM_LOCATION, room)):
+                if not value:
+                    continue
+                topic = Topic(kind="world_state", entity=obj, property=prop, value=value)
+                first = t.copy()
+                first.apply(Action(PRIVATE, s, listener=r, topic=topic))
+                if not _holds(first.location((r,), obj), prop, value):
+                    continue  # r kept it out: it cannot pass it on
+                relayed, why_relayed = _told(first, r, x, topic)
+                direct, why_direct = _told(first, s, x, topic)
+                reasons.update([why_relayed, why_direct])
+                claimed = value if prop == ROOM_LOCATION else first.container_room[value]
+                if _saw_it_leave(first, x, obj) == claimed:  # she knows it is not there
+                    assert relayed == direct == first.location((x,), obj), (s, r, x, prop, value)
+                if relayed != direct:
+                    assert "stale" in (why_relayed, why_direct), (s, r, x, prop, value)
+                    assert {why_relayed, why_direct} <= {"stale", ""}, (s, r, x, prop, value)
+                    reasons["told apart"] += 1
+    return reasons
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=seeds)
+def test_a_relay_is_judged_as_its_first_speaker_would_be(seed):
+    """SEMANTICS.md 2026-11-28: whether a claim is stale to a receiver never depends on who
+    relays it. Replacing a relay by the first speaker never changes the receiver's belief about
+    the claim, except by the test of stale news (2026-11-25), which judges the speaker's
+    information, not the claim: X may know how old S's information is and not R's, or the
+    other way round (test_semantics.py, test_a_claim_is_judged_the_same_whoever_relays_it).
+    Where X decides by what she saw (her value is current, or she saw the object leave her
+    room) the speaker never matters."""
+    _judge_relays(relay_story(seed))
+
+
+def test_relays_are_judged_by_every_rule():
+    """The stories of the property above reach every rule that keeps a claim out, and the stale
+    test is the only one that ever tells a relay from its first speaker."""
+    reasons: Counter = Counter()
+    for seed in range(200):
+        reasons += _judge_relays(relay_story(seed))
+    assert all(reasons[k] for k in ("stale", "current", "gone", "told apart")), reasons
+
+
+def _saw_it_leave(t: Tracker, x: str, obj: str) -> str | None:
+    """The room `x` saw `obj` carried out of and has been in since, never distracted, read off
+    the story (the rule of 2026-11-28, written apart from the tracker), or None."""
+    rooms: dict[str, str | None] = {}
+    seen = None
+    for a in t.actions:
+        if a.type == MOVE_ROOM and a.object == obj:
+            if a.person != x and rooms.get(x) is not None and rooms.get(a.person) == rooms.get(x):
+                seen = rooms[x]  # she watched it leave
+            elif a.room == seen:
+                seen = None  # she watched it come back
+        if x in a.distracted:
+            seen = None
+        if a.type in (ENTER, MOVE_ROOM):
+            rooms[a.person] = a.room
+        elif a.type == LEAVE:
+            rooms[a.person] = None
+        if a.person == x and a.type in (ENTER, LEAVE, MOVE_ROOM):
+            seen = None
+    return seen
+
+
+def _holds(loc: tuple, prop: str, value: str) -> bool:
+    return loc[1 if prop == CONTAINER_LOCATION else 0] == value

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections import Counter
 
 import pytest
 
@@ -418,6 +419,111 @@ def test_the_semantics_stories_of_current_values_check():
     assert kept > 50
 
 
+# SEMANTICS.md 2026-11-28, the issue's story: ... Beth entered the kitchen. Beth moved the apple to
+# the garden (Anne watching). Carl told privately to Dave that the apple is in the box. Dave told
+# privately to Anne that the apple is in the box.
+CARRIED_OUT = (*RELAYED[:5], enter("Beth", "kitchen"), carry("Beth", "apple", "garden"),
+               tell("Carl", "Dave", BOX), tell("Dave", "Anne", BOX))
+GONE = ("Anne ignores it: Anne saw Beth carry the apple out of the kitchen at step 7 and has been "
+        "in the kitchen since.")
+
+
+def test_knowing_where_the_object_is_not_is_in_the_trace():
+    """Anne saw the apple carried out of the kitchen and stayed: the trace says why she keeps
+    Dave's "box" out (her own questions are not asked: she does not know where it went; the
+    trace of what she thinks Dave believes passes through her own belief)."""
+    st = story(*CARRIED_OUT)
+    qs, traces, replay = traced(st)
+    assert not [q for q in qs if q["people"] == ["Anne"] and q["thing"] == "apple"]
+    q, tr = find(qs, traces, "In which container does Anne think that Dave will search for the "
+                 "apple?")
+    assert tr.split("\n")[-2] == (
+        "Step 9: Dave told privately to Anne that the apple is in the box. Anne heard it, Dave "
+        "said it. " + GONE + " Anne thinks Dave thinks the apple is in the box in the kitchen.")
+    assert "Step 7: Beth moved the apple to the garden. Anne saw them leave, Dave was elsewhere. " \
+           "Anne thinks the apple is being carried to another room." in tr
+    assert check_trace(tr, replay, q) == "box"
+    assert check_story(st.actions, qs, traces) == [q["answer"] for q in qs]
+    forged = [tr.replace(" " + GONE, ""),  # the reason left out
+              tr.replace("at step 7", "at step 5"),  # the wrong step
+              tr.replace("saw Beth carry", "saw Carl carry"),  # the wrong carrier
+              tr.replace("out of the kitchen", "out of the garden"),
+              tr.replace("Anne saw Beth", "Anne and Dave saw Beth"),
+              tr.replace(GONE, "Anne ignores it: Anne has been in the kitchen since step 7, so "
+                               "Anne would have seen any change."),
+              tr.replace(GONE, "Anne ignores it, knowing Dave's news is out of date.")]
+    for bad in forged:
+        assert bad != tr
+        with pytest.raises(TraceError, match="step 9"):
+            check_trace(bad, replay, q)
+    # The direct-speaker twin: Carl's news is also out of date to her, which is said first.
+    st = story(*CARRIED_OUT[:-2], tell("Carl", "Anne", BOX))
+    qs, traces, replay = traced(st)
+    q, tr = find(qs, traces, "In which container does Anne think that Carl will search for the "
+                 "apple?")
+    assert "Anne ignores it, knowing Carl's news is out of date." in tr
+    assert check_story(st.actions, qs, traces) == [q["answer"] for q in qs]
+
+
+def test_the_order_two_chain_that_knows_where_it_is_not_is_in_the_trace():
+    """Beth watched Anne watch Erin carry the apple out, both stayed; Beth overhears Dave's news:
+    each level of the trace says why it keeps it out."""
+    st = story(enter("Carl", "kitchen"), put("Carl", "apple", "box"), leave("Carl", "kitchen"),
+               enter("Anne", "kitchen"), enter("Beth", "kitchen"), enter("Erin", "kitchen"),
+               put("Erin", "apple", "basket"), carry("Erin", "apple", "garden"),
+               tell("Carl", "Dave", BOX), tell("Dave", "Anne", BOX, peeking=["Beth"]))
+    qs, traces, replay = traced(st, 3)
+    q, tr = find(qs, traces, "In which container does Beth think that Anne thinks that Dave will "
+                 "search for the apple?")
+    assert tr.split("\n")[-2] == (
+        "Step 10: Dave told privately to Anne that the apple is in the box. Beth overheard it, "
+        "Anne heard it, Dave said it. Beth ignores it: Beth saw Erin carry the apple out of the "
+        "kitchen at step 8 and has been in the kitchen since. Beth thinks Anne ignores it: Beth "
+        "and Anne saw Erin carry the apple out of the kitchen at step 8 and have been in the "
+        "kitchen since. Beth thinks Anne thinks Dave thinks the apple is in the box in the "
+        "kitchen.")
+    assert check_story(st.actions, qs, traces, 3) == [q["answer"] for q in qs]
+    with pytest.raises(TraceError, match="step 10"):
+        check_trace(tr.replace(" Beth thinks Anne ignores it: Beth and Anne saw Erin carry the "
+                               "apple out of the kitchen at step 8 and have been in the kitchen "
+                               "since.", ""), replay, q)
+
+
+def test_the_semantics_stories_of_knowing_where_it_is_not_check():
+    """Every question of the test_semantics.py stories of 2026-11-28, orders 0-4."""
+    from tests.exploretom import test_semantics as sem
+
+    watched = sem.WATCHED_TOGETHER
+    stories = [(*sem.CARRIED_OUT, tell("Carl", "Dave", BOX), tell("Dave", "Anne", BOX)),
+               (*sem.CARRIED_OUT, tell("Carl", "Anne", BOX)),
+               (*sem.CARRIED_OUT, tell("Beth", "Dave", ("apple", "room_location", "garden")),
+                tell("Dave", "Anne", ("apple", "room_location", "garden")),
+                tell("Carl", "Dave", BOX), tell("Dave", "Anne", BOX)),
+               (*sem.CARRIED_OUT, carry("Beth", "apple", "kitchen"),
+                put("Beth", "apple", "basket"), tell("Carl", "Dave", BOX),
+                tell("Dave", "Anne", BOX)),
+               (*sem.CARRIED_OUT, enter("Erin", "kitchen", distracted=["Anne"]),
+                tell("Carl", "Dave", BOX), tell("Dave", "Anne", BOX)),
+               (*watched, tell("Dave", "Anne", BOX, peeking=["Beth"])),
+               (*watched, leave("Anne", "kitchen"), enter("Anne", "kitchen"),
+                tell("Dave", "Anne", BOX, peeking=["Beth"])),
+               (*watched, enter("Dave", "kitchen", distracted=["Anne"]), leave("Dave", "kitchen"),
+                tell("Dave", "Anne", BOX, peeking=["Beth"])),
+               (*watched, enter("Dave", "kitchen"), announce("Dave", BOX))]
+    gone = Counter()
+    for actions in stories:
+        st = story(*actions)
+        tracer = StoryTracer(st.actions, 4)
+        qs = generate_questions(tracer.tracker)
+        replay = Replay(st.actions, 4)
+        for q in qs:
+            tr = tracer.trace(q)
+            assert check_trace(tr, replay, q) == q["answer"], q["question"]
+        for (_, chain, _), why in tracer.tracker.kept.items():
+            gone[len(chain)] += why[0] == "gone"
+    assert all(gone[n] for n in (1, 2, 3, 4)), gone
+
+
 def message_heavy_story(seed: int, max_order: int, people: int = 4, length: int = 24):
     """A random valid story with many world-state messages, peekers and distractions (a third
     of the actions carry a modifier): what the sampler rarely makes."""
@@ -471,3 +577,4 @@ def test_every_question_of_message_heavy_stories_checks():
             assert check_trace(tracer.trace(q), replay, q) == q["answer"], (k, q["question"])
     assert all(kept.get(("current", n)) for n in (1, 2, 3, 4)), kept
     assert kept.get(("stale", 1)) and kept.get(("stale", 2)), kept
+    assert kept.get(("gone", 1)), kept
