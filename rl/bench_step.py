@@ -30,6 +30,7 @@ import time
 import torch
 
 from rl.config import ConfigError, GRPORun
+from rl.lm_head import score_labelled_positions_only
 from rl.run import _load_config, say
 
 
@@ -42,16 +43,24 @@ class Clock:
 
     @contextlib.contextmanager
     def part(self, name: str):
+        _sync()
         start = time.perf_counter()
         self._stack.append([name, 0.0])
         try:
             yield
         finally:
+            _sync()
             _, inner = self._stack.pop()
             spent = time.perf_counter() - start
             self.parts[name] = self.parts.get(name, 0.0) + spent - inner
             if self._stack:
                 self._stack[-1][1] += spent
+
+
+def _sync() -> None:
+    """GPU kernels run after their launch returns: wait for them, so the clock sees the work."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
 
 
 def tokens_read(inputs, logits_to_keep: int, shared: bool) -> int:
@@ -76,7 +85,17 @@ def one_step(trainer, batch, seed: int, shared: bool, inputs=None):
     torch.manual_seed(seed)
     with clock.part("generation"):
         own = trainer._generate_and_score_completions(batch)
-    inputs = own if inputs is None else inputs
+    if inputs is None:
+        inputs = own
+        if not inputs["advantages"].any():
+            # no group's rewards vary (a model that never answers in the format): the true
+            # gradient is zero and compares nothing; seeded advantages give both steps the same
+            # non-zero one through the same code
+            gen = torch.Generator().manual_seed(seed)
+            inputs["advantages"] = torch.randn(inputs["advantages"].shape, generator=gen).to(
+                inputs["advantages"].device, inputs["advantages"].dtype)
+            say("[bench_step] no reward varies within a group: the loss and gradients are compared "
+                "with seeded random advantages")
     with clock.part("loss"):
         loss = trainer.compute_loss(trainer.model, dict(inputs))
     with clock.part("backward"):
@@ -193,6 +212,7 @@ def cli(argv: list[str] | None = None) -> int:
             raise ConfigError("--prompts must be at least 1 and --generations at least 2")
         cfg.train.per_device_train_batch_size = prompts * cfg.grpo.num_generations
         cfg.log.report_to = []
+        score_labelled_positions_only()  # as rl.train does: on CPU only completions reach the LM head
         say(f"[bench_step] {prompts} prompts x {cfg.grpo.num_generations} completions a step, "
             f"{args.steps} step(s), {torch.get_num_threads()} thread(s)")
         run(cfg, args.steps, prompts)

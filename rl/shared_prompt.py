@@ -42,13 +42,28 @@ class NotShareable(Exception):
 
 
 def unique_prompts(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(index of one row per distinct prompt, index of each row's prompt among those). Rows are
-    compared whole, ids and mask, so two prompts that differ only in padding stay apart."""
+    """(index of one row per distinct prompt, in order of first appearance; index of each row's
+    prompt among those). Rows are compared whole, ids and mask, so two prompts that differ only in
+    padding stay apart."""
     key = torch.cat([prompt_ids, prompt_mask.to(prompt_ids.dtype)], dim=1)
     _, inverse = torch.unique(key, dim=0, return_inverse=True)
-    first = torch.full((int(inverse.max()) + 1,), key.size(0), dtype=torch.long, device=key.device)
-    first = first.scatter_reduce(0, inverse, torch.arange(key.size(0), device=key.device), reduce="amin")
-    return first, inverse
+    n = key.size(0)
+    first = torch.full((int(inverse.max()) + 1,), n, dtype=torch.long, device=key.device)
+    first = first.scatter_reduce(0, inverse, torch.arange(n, device=key.device), reduce="amin")
+    order = torch.argsort(first)
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(len(order), device=key.device)
+    return first[order], rank[inverse]
+
+
+def _spread(tensor: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """`tensor[rows]` along the batch. A GRPO batch holds each prompt's completions side by side,
+    equally many: then a broadcast view, whose backward is a sum over the group, stands in for
+    the gather, whose backward scatters one row at a time."""
+    u, n = tensor.size(0), rows.numel()
+    if n % u == 0 and torch.equal(rows, torch.arange(u, device=rows.device).repeat_interleave(n // u)):
+        return tensor.unsqueeze(1).expand(u, n // u, *tensor.shape[1:]).reshape(n, *tensor.shape[1:])
+    return tensor.index_select(0, rows)
 
 
 def _transformers_model(model):
@@ -103,7 +118,8 @@ def prompt_cache(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, row
     cache = _output_cache(out)
     if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
         raise NotShareable(f"the model's cache ({type(cache).__name__}) is not a plain key/value cache")
-    cache.batch_select_indices(rows)
+    for layer in cache.layers:
+        layer.keys, layer.values = _spread(layer.keys, rows), _spread(layer.values, rows)
     return cache
 
 

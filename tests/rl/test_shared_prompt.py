@@ -137,6 +137,19 @@ def test_unique_prompts_finds_each_prompt_and_its_rows():
     assert rows[0] == rows[2] != rows[4]
 
 
+def test_a_group_is_spread_by_a_view_with_the_gathers_gradient():
+    from rl.shared_prompt import _spread
+
+    for rows in (torch.tensor([0, 0, 0, 1, 1, 1]), torch.tensor([1, 0, 0, 1, 1, 0])):  # grouped, shuffled
+        x = torch.randn(2, 3, 5, requires_grad=True)
+        y = torch.randn(2, 3, 5, requires_grad=True)
+        weights = torch.randn(6, 3, 5)
+        (_spread(x, rows) * weights).sum().backward()
+        (y.index_select(0, rows) * weights).sum().backward()
+        assert torch.equal(_spread(x, rows), x.index_select(0, rows))
+        assert torch.allclose(x.grad, y.grad, atol=1e-6)
+
+
 @pytest.mark.parametrize("setting", [
     {},
     {"beta": 0.04, "num_iterations": 2},  # reference model and old log-probabilities
