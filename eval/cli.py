@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from eval.backends import BACKENDS
 from eval.cli_common import EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, parse_pairs
-from eval.jsonl import hold
+from eval.jsonl import hold, make_parent
 from eval.outputs import refuse_inputs
 from eval.paths import describe_error
 
@@ -147,7 +147,7 @@ def _run(args: argparse.Namespace) -> int:
     if not args.fresh:  # before the model load; run_suite checks again with the loaded backend
         check_output(output, args.backend, str(args.model))
     created = not output.exists()
-    output.mkdir(parents=True, exist_ok=True)
+    make_parent(output / "results.json")  # the folder, or one line when a part of it is a file
     try:
         with hold(output):  # one writer per output folder, before the (slow) model load
             backend = load_backend(args.backend, args.model, **options)
