@@ -40,12 +40,12 @@ from __future__ import annotations
 from typing import Iterable
 
 from exploretom.facts import OPEN, Away, Chain, Fact, Loc, StoryError
-from exploretom.messages import communicate
+from exploretom.messages import MessageRules
 from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
                               MOVE_ROOM, PRIVATE, ROOM_LOCATION, UPDATE_STATE, Action)
 
 
-class Tracker:
+class Tracker(MessageRules):
     """Apply actions one at a time; read the world and any chain's beliefs at any point."""
 
     def __init__(self, max_order: int = 2) -> None:
@@ -450,8 +450,8 @@ _HANDLERS = {
     MOVE_CONTAINER: Tracker._move_container,
     MOVE_ROOM: Tracker._move_room,
     UPDATE_STATE: Tracker._update_state,
-    PRIVATE: communicate,
-    BROADCAST: communicate,
+    PRIVATE: Tracker._communicate,
+    BROADCAST: Tracker._communicate,
 }
 
 __all__ = ["Tracker", "StoryError", "Away", "OPEN", "Chain", "Fact", "Loc", "ROOM_LOCATION",
