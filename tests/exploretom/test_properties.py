@@ -276,6 +276,8 @@ def _judge_relays(t: Tracker) -> Counter:
                 claimed = value if prop == ROOM_LOCATION else first.container_room[value]
                 if _saw_it_leave(first, x, obj) == claimed:  # she knows it is not there
                     assert relayed == direct == first.location((x,), obj), (s, r, x, prop, value)
+                if "gone" in (why_relayed, why_direct):  # and she is right: it is not there
+                    assert not _holds(first.location((), obj), prop, value)
                 if relayed != direct:
                     assert "stale" in (why_relayed, why_direct), (s, r, x, prop, value)
                     assert {why_relayed, why_direct} <= {"stale", ""}, (s, r, x, prop, value)
