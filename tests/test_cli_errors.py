@@ -397,7 +397,8 @@ ISSUE_44 = [
         SEARCH_ARGS(run_yaml(t / "run.yaml", target={"kind": "hf", "model": str(
             no_config_model(t / "m"))}), t / "o.jsonl"), [str(t / "m"), "config.json"])),
     bad_args("exploretom-bench-search-missing-hf-target",
-             [*ET, "bench-search", "--target", "hf:/missing", "-q"], expect=("/missing", "no such folder")),
+             [*ET, "bench-search", "--target", "hf:/missing", "-q"],
+             expect=("/missing", "no such folder")),
     Case("exploretom.bench_target-missing-hf-target", lambda t: (
         ["-m", "exploretom.bench_target", "--target", "hf:/missing", "-n", "5"],
         ["/missing", "no such folder"])),
@@ -411,7 +412,8 @@ ISSUE_44 = [
         [*ET, "export", str(text_file(t / "s.jsonl", ONE_STORY)), "-o", str(t / "ds")],
         [str(t / "s.jsonl"), "label the stories first"])),
     bad_args("eval-run-limit-and-sample",
-             [*EV, "run", "tomi", "--model", "m", "--backend", "openai", "--limit", "1", "--sample", "2"],
+             [*EV, "run", "tomi", "--model", "m", "--backend", "openai", "--limit", "1",
+              "--sample", "2"],
              expect=("--limit", "--sample")),
     Case("eval-compare-unfinished-run", lambda t: (
         [*EV, "compare", str(unfinished_run(t / "a")), str(unfinished_run(t / "b"))],

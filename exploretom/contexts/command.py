@@ -69,13 +69,18 @@ def run(args: argparse.Namespace) -> int:
         done = resume(args.output)
         check_fingerprint(args.output, "contexts", contexts_fingerprint(args), len(done))
         with opened_backends(args) as (generator, judge):
-            pool_config = GenerationConfig(max_new_tokens=max(args.max_new_tokens, 20 * args.pool_size),
-                                           temperature=args.temperature, seed=args.seed)
-            if args.pool == "llm" and not pools_path(args.output).exists():
-                check_reachable(generator)
+            pool_config = GenerationConfig(
+                max_new_tokens=max(args.max_new_tokens, 20 * args.pool_size),
+                temperature=args.temperature, seed=args.seed)
+            # the servers are tried first (seconds, instead of every request's retries), but
+            # after a pools file on disk is read: a bad one is named whatever the servers do
+            asks_pools = args.pool == "llm" and not pools_path(args.output).exists()
+            if asks_pools:
+                check_reachable(generator, judge)
             pools = load_or_make_pools(args.pool, pools_path(args.output), generator,
                                        args.pool_size, pool_config)
-            check_reachable(generator, judge)  # seconds, instead of every request's retries
+            if not asks_pools:
+                check_reachable(generator, judge)
             sampler = ContextSampler(generator, judge, spec, pools, seed=args.seed,
                                      gen_config=gen_config, judge_config=judge_config,
                                      progress=not args.quiet, log=log)
