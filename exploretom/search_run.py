@@ -278,11 +278,19 @@ def jobs(cfg: RunConfig, settings: list[Conditions]) -> Iterator[tuple[str, Cond
 MAX_FAILED_IN_A_ROW = 10  # a target down for good: stop instead of trying every story
 
 
+# a model target's options that change how fast and where it is asked, not what it answers
+TARGET_PLUMBING = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts",
+                   "backoff_base_s", "backoff_max_s", "retry_after_max_s", "cache", "prices",
+                   "headers", "max_response_bytes")
+
+
 def search_fingerprint(cfg: RunConfig) -> dict[str, Any]:
     """What changes the records of a search output: the whole run config but the story count
-    and methods (more stories, or another method, extend the same run), with the lexicon's
-    content instead of its path."""
+    and methods (more stories, or another method, extend the same run) and the plumbing of a
+    model target, with the lexicon's content instead of its path."""
     fp = cfg.model_dump(mode="json", exclude={"stories_per_setting", "methods"})
+    for key in TARGET_PLUMBING:
+        fp["target"].pop(key, None)
     if cfg.lexicon is not None:
         fp["lexicon"] = hashlib.sha256(Path(cfg.lexicon).read_bytes()).hexdigest()[:16]
     return fp

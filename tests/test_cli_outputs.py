@@ -133,3 +133,14 @@ def test_a_second_eval_run_on_one_output_folder_is_refused(tmp_path, capsys):
                           "-o", str(out), "--no-progress"]) == 2
     assert "is being written by another process" in capsys.readouterr().err
     assert list(out.iterdir()) == []
+
+
+def test_a_search_fingerprint_ignores_where_and_how_fast_a_model_target_is_asked():
+    from exploretom.search_run import RunConfig, search_fingerprint
+
+    def fp(**target):
+        return search_fingerprint(RunConfig.model_validate(
+            {"target": {"kind": "openai", "model": "m", **target}}))
+
+    assert fp(concurrency=64, base_url="http://127.0.0.1:8001/v1") == fp()
+    assert fp(model="other") != fp() and fp(max_new_tokens=8) != fp()
