@@ -50,11 +50,14 @@ Layout (one job per module, no import cycles):
 - `short`, `choice` (with `chosen_option`), `yes_no`, `knowledge`, `number`: the rule of each
   answer type; `number` reads mathematics with `latex` (LaTeX to tokens), `algebra` (tokens to
   exact or sympy values) and `structure` (relations, tuples, sets and their equivalence).
+- `careful`: the careful reading every answer read is checked by (negations, hedges,
+  self-corrections, reasons naming other answers, a belief beside the reality; `judge`).
 - `verdict`: `is_correct`, `score` and the rewards.
 Import the public names from `eval.answers`; the modules are internal.
 """
 from __future__ import annotations
 
+from eval.answers.careful import NO_ANSWER
 from eval.answers.choice import chosen_option
 from eval.answers.extract import check_format, extract_answer, tagged, think_text
 from eval.answers.reading import Reading, read_answer
@@ -62,6 +65,7 @@ from eval.answers.text import normalize
 from eval.answers.verdict import Verdict, format_reward, is_correct, outcome_reward, score
 
 __all__ = [
+    "NO_ANSWER",
     "Reading",
     "read_answer",
     "Verdict",

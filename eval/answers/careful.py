@@ -108,6 +108,8 @@ class _Mention:
     start: int  # token indices
     end: int
     key: str
+    # the keys of every answer written the same way (two options with the same text)
+    alts: frozenset = frozenset()
 
 
 def _phrase_tokens(text: str) -> tuple[str, ...]:
@@ -134,6 +136,9 @@ def _phrases(tokens: list[_Tok], phrases: list[tuple[str, str]]) -> list[_Mentio
     taken = [False] * len(tokens)
     found = []
     shaped = [(_phrase_tokens(text), _lead(text), key) for text, key in phrases]
+    same: dict[tuple[str, ...], set[str]] = {}
+    for words_of, _, key in shaped:
+        same.setdefault(words_of, set()).add(key)
     for words_of, lead, key in sorted(shaped, key=lambda p: -len(p[0])):
         n = len(words_of)
         if not n:
@@ -148,7 +153,7 @@ def _phrases(tokens: list[_Tok], phrases: list[tuple[str, str]]) -> list[_Mentio
                     continue
                 for j in range(start, end):
                     taken[j] = True
-                found.append(_Mention(start, end, key))
+                found.append(_Mention(start, end, key, frozenset(same[words_of])))
     return found
 
 
@@ -300,7 +305,7 @@ def _said(tokens: list[_Tok], mentions: list[_Mention], lo: int, hi: int,
     inside = [m for m in mentions if lo <= m.start and m.end <= hi]
     if label and inside:
         first = inside[0]
-        glued = len(inside) > 1 and inside[1].key != first.key and all(
+        glued = len(inside) > 1 and first.key not in inside[1].alts | {inside[1].key} and all(
             not t.low[:1].isalnum() for t in tokens[first.end:inside[1].start])
         if not glued:  # "A. <the text of C>" names two options; "A. <A's text>, because ..." one
             inside = [m for m in inside if m.key == first.key and not any(

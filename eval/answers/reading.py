@@ -149,17 +149,19 @@ def read_answer(completion: str, answer_type: str | None, choices: Sequence[str]
     `fallback=False` only tags count."""
     choices = [c for c in choices or () if isinstance(c, str)]
     candidates = [c for c in candidates or () if isinstance(c, str)]
-    reading, span = _layered(completion, answer_type, choices, candidates, fallback)
+    gold = gold if isinstance(gold, str) else ""
+    reading, span = _layered(completion, answer_type, choices, candidates, fallback,
+                             valued=bool(_HAS_VALUE.search(gold)) or not gold.strip())
     if span is None or reading.how == NONE and span == "":
         return reading
-    return checked(reading, span, answer_type, choices, candidates,
-                   gold if isinstance(gold, str) else "", asked_about(question))
+    return checked(reading, span, answer_type, choices, candidates, gold, asked_about(question))
 
 
 def _layered(completion: str, answer_type: str | None, choices: list[str], candidates: list[str],
-             fallback: bool) -> tuple[Reading, str | None]:
+             fallback: bool, valued: bool = True) -> tuple[Reading, str | None]:
     """The layered reading, and the text it was read from (None where the careful reader has
-    nothing to check: no answer block and no readable reply)."""
+    nothing to check: no answer block and no readable reply). `valued`: a `number` answer must
+    hold a value (false where the gold is a word, `\\text{parabola}`)."""
     answer, state = tagged_answer(completion)
     if answer is not None:
         return Reading(answer, TAG), answer
@@ -176,7 +178,7 @@ def _layered(completion: str, answer_type: str | None, choices: list[str], candi
         if read is None and answer_type == "choice":
             # "The answer is <no option>": nothing a reader could choose
             return UNREAD, marked
-        if answer_type == "number" and not _HAS_VALUE.search(marked):
+        if answer_type == "number" and valued and not _HAS_VALUE.search(marked):
             return UNREAD, None  # "The answer is $A, B, C$", an elided series: no value given
         return Reading(read or marked, FALLBACK), marked
     if state == UNCLOSED:
@@ -186,6 +188,6 @@ def _layered(completion: str, answer_type: str | None, choices: list[str], candi
         return Reading(read, FALLBACK), reply
     whole = reply.strip()
     if reader is None and whole and len(whole) <= SHORT_REPLY_CHARS and not (
-            answer_type == "number" and not _HAS_VALUE.search(whole)):
+            answer_type == "number" and valued and not _HAS_VALUE.search(whole)):
         return Reading(whole, FALLBACK), whole
     return UNREAD, reply

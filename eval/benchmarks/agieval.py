@@ -363,16 +363,22 @@ def _original_reading(row: Row, m: dict, reply: str) -> Record | None:
     return None if letter is None else {"extracted": letter, "correct": letter == row["answer"]}
 
 
-def score(row: Row, response: str) -> Record:
-    """The shared parser's verdict, except that a multi-answer item compares the set of letters
-    in the extracted answer with the gold set (the original's exact-set rule), and a reply
-    without answer tags is read by the original's rule where it reads something."""
+def original_score(row: Row, response: str) -> Record:
+    """`score`, except that a reply without answer tags is read by the original's rule where it
+    reads something."""
     m = meta(row)
     reply = untagged_reply(response)
     read = _original_reading(row, m, reply) if reply is not None else None
     if read is not None:
         return {**read, "correct": read["correct"] and not m.get("unscorable"),
                 "format_ok": answers.check_format(response), "read": "fallback"}
+    return score(row, response)
+
+
+def score(row: Row, response: str) -> Record:
+    """The shared parser's verdict, except that a multi-answer item compares the set of letters
+    in the extracted answer with the gold set (the original's exact-set rule)."""
+    m = meta(row)
     if m.get("unscorable"):
         return {**default_score(row, response), "correct": False}
     if m.get("kind") != "multi_answer" or len(m.get("gold_letters", [])) < 2:
@@ -425,6 +431,7 @@ BENCHMARK = Benchmark(
     hub_id=None,  # the hub holds only per-task re-exports in other layouts; use the GitHub release
     breakdowns=("task", "language", "kind"),
     score=score,
+    original_score=original_score,
     aggregate=aggregate,
     chance=chance_of,
     notes="Per task: letter accuracy (multi-answer items need the exact set of letters); cloze "

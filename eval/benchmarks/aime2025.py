@@ -135,7 +135,7 @@ def last_box_unwrapped(text: str) -> str:
         text = text[:at] + text[open_at + 1:close] + text[close + 1:]
 
 
-def score(row: Row, response: str) -> Record:
+def original_score(row: Row, response: str) -> Record:
     """The shared parser's verdict; a reply without answer tags that holds a box answers its
     last box's content (`last_box`)."""
     rec = default_score(row, response)
@@ -175,7 +175,8 @@ BENCHMARK = Benchmark(
     default_dir="aime2025",
     hub_id="MathArena/aime_2025",
     breakdowns=("contest", "problem_type"),
-    score=score,
+    score=default_score,
+    original_score=original_score,
     aggregate=aggregate,
     chance=chance_of,
     notes="Exact match of the final integer answer (0-999); accuracy per contest (I, II) and topic.",

@@ -44,6 +44,13 @@ def default_score(row: Row, response: str) -> Record:
     return verdict_record(v)
 
 
+def answer_given(rec: Record) -> bool:
+    """Whether a record's reply gives an answer: read, and not a negation, a hedge or an unclear
+    reading (`eval.answers.careful`), whose text a tagged record keeps though it answers nothing."""
+    return rec.get("extracted") is not None and rec.get("read") != "none" and (
+        rec.get("flag") not in answers.NO_ANSWER)
+
+
 def question_of(row: Row) -> str | None:
     """The text of the row's last user turn, which ends with the question asked."""
     for message in reversed(row.get("prompt") or []):
@@ -126,6 +133,11 @@ class Benchmark:
     # checks of a reply beyond its answer (eval/checks.py), each reported as the share of the
     # replies it applies to that pass: ("derived",) for ExploreToM's reasoning traces
     checks: tuple[str, ...] = ()
+    # the benchmark's original scorer, where it credits replies the careful reading does not
+    # (ToMBench's letter vote, OpenToM's first word, ...): each record keeps the fields it reads
+    # differently under `original`, and the metrics carry its headline as
+    # `<primary_metric>_original` and all its metrics under `original`
+    original_score: Callable[[Row, str], Record] | None = None
 
     @property
     def title(self) -> str:
@@ -144,12 +156,30 @@ class Benchmark:
         rows = self.load(p, **options)
         return rows[:limit] if limit else rows
 
-    def metrics(self, records: list[Record]) -> dict[str, Any]:
+    def _aggregate(self, records: list[Record]) -> dict[str, Any]:
         if self.aggregate is not None:
-            out = self.aggregate(records)
-        else:
-            out = accuracy_with_breakdowns(records, self.breakdowns)
+            return self.aggregate(records)
+        return accuracy_with_breakdowns(records, self.breakdowns)
+
+    def metrics(self, records: list[Record]) -> dict[str, Any]:
+        """The careful metrics (`score`), and beside them the original scorer's where the
+        benchmark has one (`original_score`)."""
+        out = self._aggregate(records)
+        if self.original_score is not None and records:
+            original = self._aggregate(original_records(records))
+            head = self.primary_metric
+            out = {head: out.get(head), f"{head}_original": original.get(head),
+                   **{k: v for k, v in out.items() if k != head}, "original": original}
         return {**out, **check_shares(self.checks, records)} if self.checks else out
+
+
+_ABSENT = object()
+
+
+def original_records(records: list[Record]) -> list[Record]:
+    """The records as the benchmark's original scorer reads them: each with the fields kept
+    under `original` in place of the careful reading's."""
+    return [{**r, **r["original"]} if isinstance(r.get("original"), dict) else r for r in records]
 
 
 def record_for(row: Row, response: str, benchmark: Benchmark) -> Record:
@@ -162,11 +192,21 @@ def record_for(row: Row, response: str, benchmark: Benchmark) -> Record:
         "meta": meta(row),
     }
     rec.update(benchmark.score(row, response))
+    if benchmark.original_score is not None:
+        # what the original scorer reads differently (empty: the same reading)
+        original = benchmark.original_score(row, response)
+        rec["original"] = {k: v for k, v in original.items() if rec.get(k, _ABSENT) != v}
     rec.update(run_checks(benchmark.checks, rec))
     if row["answer_type"] == "choice" and "chosen" not in rec:
         # the position answered, for the position-habit figures (top_position_share)
         rec["chosen"] = answers.chosen_option(rec.get("extracted"), row["choices"])
     return rec
+
+
+def original_record(row: Row, response: str, benchmark: Benchmark) -> Record:
+    """One record as the benchmark's original scorer reads the reply (`record_for` with the
+    fields under `original` in place)."""
+    return original_records([record_for(row, response, benchmark)])[0]
 
 
 def scripted_records(benchmark: Benchmark, rows: list[Row],

@@ -142,7 +142,7 @@ def labels_written(reply: str) -> set[str]:
     return {m.group(1).upper() for m in _LABEL.finditer(reply.lower())}
 
 
-def score(row: Row, response: str) -> Record:
+def original_score(row: Row, response: str) -> Record:
     """The shared parser's verdict; a reply without answer tags is read by its labels first
     (`labels_written`: one label answers that option, both answer nothing)."""
     rec = default_score(row, response)
@@ -165,7 +165,8 @@ BENCHMARK = Benchmark(
     default_dir="bigtom",
     hub_id=None,  # released on GitHub (cicl-stanford/procedural-evals-tom)
     breakdowns=("variable_condition", "condition", "variable", "init_belief"),
-    score=score,
+    score=default_score,
+    original_score=original_score,
     notes="24 two-option questions per scenario (initial belief hidden/shown x forward belief, "
     "forward action, backward belief x true/false belief and controls); accuracy per condition.",
 )

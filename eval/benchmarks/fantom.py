@@ -270,6 +270,17 @@ def _untagged(row: Row, kind: str, reply: str, rec: Record) -> Record | None:
 
 
 def score(row: Row, response: str) -> Record:
+    """The careful reading: the shared parser reads choice and yes/no replies; lists, facts and
+    free-text beliefs are read as the original reads them (the whole reply)."""
+    return _score(row, response, original=False)
+
+
+def original_score(row: Row, response: str) -> Record:
+    """The original's reading: untagged choice and yes/no replies by its forms and phrases."""
+    return _score(row, response, original=True)
+
+
+def _score(row: Row, response: str, *, original: bool) -> Record:
     meta = meta_of(row)
     kind = meta["question_type"]
     reply = untagged_reply(response)
@@ -287,7 +298,8 @@ def score(row: Row, response: str) -> Record:
         elif kind.endswith("_binary"):
             rec["binary"] = next((yn for yn in ("yes", "no") if answers.is_correct(
                 rec["extracted"], yn, "yes_no")), None)
-        untagged = _untagged(row, kind, reply, rec) if reply is not None else None
+        untagged = _untagged(row, kind, reply, rec) if reply is not None and (
+            original or kind == "fact") else None
         return untagged or rec
     # evaluate_list_q: every aware name occurs in the answer, no unaware one does (substrings,
     # case-insensitive), read in the <answer> when there is one, else in the whole reply after its
@@ -401,6 +413,7 @@ BENCHMARK = Benchmark(
     breakdowns=("question_type", "tom_type"),
     primary_metric="all",
     score=score,
+    original_score=original_score,
     aggregate=aggregate,
     chance=chance_of,
     notes="Per set, 'ALL' = every belief (choice), answerability and info-accessibility question "

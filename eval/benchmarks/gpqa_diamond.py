@@ -115,7 +115,7 @@ def original_letter(reply: str) -> str | None:
     return None
 
 
-def score(row: Row, response: str) -> Record:
+def original_score(row: Row, response: str) -> Record:
     """The shared parser's verdict; a reply without answer tags that holds one of the original's
     marks (`original_letter`) answers that letter."""
     rec = default_score(row, response)
@@ -135,7 +135,8 @@ BENCHMARK = Benchmark(
     default_dir="gpqa_diamond",
     hub_id="Idavidrein/gpqa",
     breakdowns=("domain", "subdomain"),
-    score=score,
+    score=default_score,
+    original_score=original_score,
     notes="4-way multiple-choice accuracy; the options are shuffled per item with a fixed seed.",
     extra={"hub_config": "gpqa_diamond", "shuffle_seed": SHUFFLE_SEED},
     system_prompt=SYSTEM_PROMPT,

@@ -54,7 +54,7 @@ from eval.benchmarks._common import (
     short_repr,
 )
 from eval.benchmarks._reading import untagged_reply
-from eval.benchmarks.base import Benchmark, Record, Row, default_score, row_chance
+from eval.benchmarks.base import Benchmark, Record, Row, answer_given, default_score, row_chance
 from eval.rows import make_row, meta as meta_of
 
 NAME = "opentom"
@@ -302,8 +302,18 @@ def original_label(meta: dict, reply: str, shared_read: bool) -> str | None:
 
 
 def score(row: Row, response: str) -> Record:
-    """The shared parser's verdict and the class it names; a reply without answer tags is
-    classified by the original's rule where that finds a class (`original_label`)."""
+    """The careful reading: the shared parser's verdict and the class it names (a reply that
+    gives no answer names none; a fine location's class is then `neither`)."""
+    rec = default_score(row, response)
+    given = answer_given(rec)
+    rec["label"] = predicted_label(row, rec["extracted"] if given else None, rec["correct"])
+    return rec
+
+
+def original_score(row: Row, response: str) -> Record:
+    """The original's reading: the shared parser's verdict and the class it names; a reply
+    without answer tags is classified by the original's rule where that finds a class
+    (`original_label`)."""
     rec = default_score(row, response)
     meta = meta_of(row)
     reply = untagged_reply(response)
@@ -385,6 +395,7 @@ BENCHMARK = Benchmark(
     breakdowns=("task", "genre", "subtype", "perspective"),
     primary_metric="macro_f1",
     score=score,
+    original_score=original_score,
     aggregate=aggregate,
     chance=chance_of,
     notes="Macro-F1 per genre (coarse/fine location, multi-hop, attitude) and order, as "

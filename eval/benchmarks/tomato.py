@@ -88,7 +88,7 @@ def _row(item, file: Path, i: int) -> Row:
 _BRACKETED = re.compile(r"\[([A-D])\]")
 
 
-def score(row: Row, response: str) -> Record:
+def original_score(row: Row, response: str) -> Record:
     """The shared parser's verdict; a reply without answer tags that holds a bracketed letter
     `[X]` answers the first one, as the release's scripts read replies."""
     rec = default_score(row, response)
@@ -108,7 +108,8 @@ BENCHMARK = Benchmark(
     default_dir="tomato",
     hub_id=None,  # released on GitHub (nttmdlab-nlp/ToMATO)
     breakdowns=("mental_state", "order", "false_belief"),
-    score=score,
+    score=default_score,
+    original_score=original_score,
     notes="4-way multiple choice; accuracy per mental state (belief, desire, emotion, intention, "
     "knowledge), per order and for false-belief questions.",
 )

@@ -40,7 +40,7 @@ from eval.benchmarks._common import (
     short_repr,
 )
 from eval.benchmarks._reading import letter_marks, untagged_reply
-from eval.benchmarks.base import Benchmark, Record, Row, default_score
+from eval.benchmarks.base import Benchmark, Record, Row, answer_given, default_score
 from eval.rows import make_row, meta as meta_of
 
 NAME = "tombench"
@@ -161,10 +161,21 @@ def original_letter(reply: str) -> str | None:
 
 
 def score(row: Row, response: str) -> Record:
-    """The shared parser's verdict (an untagged reply read by the original's rule,
-    `original_letter`, when it finds a letter) plus the vote in the original order: the original
-    letter of the option chosen, or of the option shown as A when the reply names no single
-    option."""
+    """The careful reading: the shared parser's verdict and its vote in the original order (the
+    original letter of the option chosen); a reply that gives no single option votes for none,
+    a vote that is never right (`parsed` false)."""
+    rec = default_score(row, response)
+    shown = answers.chosen_option(rec["extracted"], row["choices"]) if answer_given(rec) else None
+    rec["parsed"] = shown is not None
+    rec["original_choice"] = meta_of(row)["shown_as"][LETTERS.index(shown)] if shown else None
+    return rec
+
+
+def original_score(row: Row, response: str) -> Record:
+    """The original's reading: the shared parser's verdict (an untagged reply read by the
+    original's rule, `original_letter`, when it finds a letter) plus the vote in the original
+    order: the original letter of the option chosen, or of the option shown as A when the reply
+    names no single option."""
     rec = default_score(row, response)
     meta = meta_of(row)
     reply = untagged_reply(response)
@@ -237,6 +248,7 @@ BENCHMARK = Benchmark(
     hub_id=None,  # released on GitHub (zhchen18/ToMBench)
     breakdowns=("task", "ability", "ability_category", "original_ability"),
     score=score,
+    original_score=original_score,
     aggregate=aggregate,
     notes="Multiple choice with options shuffled (fixed seed) and the letter mapped back; "
     "majority vote over permutations (option 'permutations', the original uses 5), an unparsed "

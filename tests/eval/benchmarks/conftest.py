@@ -124,12 +124,13 @@ def agrees_with_original():
 
 
 def _check_cases(cases, compare, benchmark) -> None:
-    """Each (row, reply, correct, verdict) case: our record's `correct` and the comparison with
-    the original's rule."""
-    from eval.benchmarks.base import record_for
+    """Each (row, reply, correct, verdict) case: the record's `correct` as the original's reading
+    gives it (`original_record`: the careful reading where the benchmark has no original scorer)
+    and the comparison with the original's rule."""
+    from eval.benchmarks.base import original_record
 
     for row, reply, correct, verdict in cases:
-        assert record_for(row, reply, benchmark)["correct"] is correct, reply
+        assert original_record(row, reply, benchmark)["correct"] is correct, reply
         assert compare(row, reply) == verdict, (reply, compare(row, reply))
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from eval.answers import tagged
 from eval.benchmarks.agieval import BENCHMARK, CHINESE_TASKS, ENGLISH_TASKS, load, strip_label
-from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_records
+from eval.benchmarks.base import BenchmarkFormatError, original_record, record_for, scripted_records
 from eval.rows import meta, validate_row
 
 
@@ -296,7 +296,7 @@ def begins_a_word(reply, i):
 
 def compare(row, reply):
     m = meta(row)
-    rec = record_for(row, reply, BENCHMARK)
+    rec = original_record(row, reply, BENCHMARK)
     if m["kind"] == "cloze":
         said = oracle_cloze(reply)
         if said is None:
@@ -365,9 +365,9 @@ def test_untagged_shapes_agree_with_the_original(rows):
     for row, reply, verdict, extracted in cases:
         assert compare(row, reply) == verdict, (reply, compare(row, reply))
         if extracted is not None:
-            assert record_for(row, reply, BENCHMARK)["extracted"] == extracted, reply
-    assert record_for(multi, "答案是BD", BENCHMARK)["correct"]
-    assert record_for(cloze, "We find $x = \\frac{3}{200}$, done.", BENCHMARK)["correct"]
+            assert original_record(row, reply, BENCHMARK)["extracted"] == extracted, reply
+    assert original_record(multi, "答案是BD", BENCHMARK)["correct"]
+    assert original_record(cloze, "We find $x = \\frac{3}{200}$, done.", BENCHMARK)["correct"]
 
 
 def test_real_replies_agree_with_the_original(agrees_with_original):

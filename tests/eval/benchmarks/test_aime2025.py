@@ -7,7 +7,7 @@ import pytest
 
 from eval.answers import tagged
 from eval.benchmarks.aime2025 import BENCHMARK, load
-from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
+from eval.benchmarks.base import BenchmarkFormatError, original_record, record_for, scripted_metrics
 from eval.rows import meta
 
 
@@ -115,7 +115,7 @@ def compare(row, reply):
     said = oracle_box(reply)
     if said is None:
         return "original reads nothing"
-    rec = record_for(row, reply, BENCHMARK)
+    rec = original_record(row, reply, BENCHMARK)
     return "agree" if rec["extracted"] == said.strip() else f"DISAGREE {said!r} vs {rec['extracted']!r}"
 
 
@@ -130,7 +130,7 @@ def test_untagged_shapes_agree_with_the_original(rows):
     }
     for reply, (extracted, correct) in cases.items():
         assert compare(row, reply) in ("agree", "original reads nothing"), reply
-        rec = record_for(row, reply, BENCHMARK)
+        rec = original_record(row, reply, BENCHMARK)
         assert (rec["extracted"], rec["correct"], rec["read"]) == (extracted, correct, "fallback")
 
 

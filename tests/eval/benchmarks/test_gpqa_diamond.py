@@ -10,7 +10,7 @@ import pytest
 
 from eval import answers
 from eval.answers import tagged
-from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
+from eval.benchmarks.base import BenchmarkFormatError, original_record, record_for, scripted_metrics
 from eval.benchmarks.gpqa_diamond import BENCHMARK, load
 from eval.rows import meta
 
@@ -140,7 +140,7 @@ def original_letter_of(reply):
 
 
 def our_letter(row, reply):
-    return answers.chosen_option(record_for(row, reply, BENCHMARK)["extracted"], row["choices"])
+    return answers.chosen_option(original_record(row, reply, BENCHMARK)["extracted"], row["choices"])
 
 
 def compare(row, reply):

@@ -8,7 +8,7 @@ import pytest
 
 from eval.answers import tagged
 from eval.benchmarks._common import f1
-from eval.benchmarks.base import record_for, scripted_records
+from eval.benchmarks.base import original_record, record_for, scripted_records
 from eval.benchmarks.opentom import BENCHMARK, QUESTION_FILES, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text
 
@@ -289,7 +289,7 @@ def compare(row, reply):
     said = oracle(row, reply)
     if said is None:
         return "original reads nothing"
-    ours = record_for(row, reply, BENCHMARK)["label"]
+    ours = original_record(row, reply, BENCHMARK)["label"]
     if ours == said:
         return "agree"
     if meta(row)["genre"] == "location_coarse" and ours is None:
@@ -325,7 +325,7 @@ def test_untagged_shapes_agree_with_the_original(rows):
         (attitude, "B. neutral\n\nThe answer is B. neutral", "neutral", "original reads nothing"),
     ]
     for row, reply, label, verdict in cases:
-        assert record_for(row, reply, BENCHMARK)["label"] == label, reply
+        assert original_record(row, reply, BENCHMARK)["label"] == label, reply
         assert compare(row, reply) == verdict, (reply, compare(row, reply))
 
 

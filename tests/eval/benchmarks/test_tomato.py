@@ -6,7 +6,7 @@ import pytest
 
 from eval import answers
 from eval.answers import tagged
-from eval.benchmarks.base import BenchmarkFormatError, record_for, scripted_metrics
+from eval.benchmarks.base import BenchmarkFormatError, original_record, record_for, scripted_metrics
 from eval.benchmarks.tomato import BENCHMARK, load
 from eval.rows import SYSTEM_PROMPT, meta, user_text
 
@@ -83,7 +83,7 @@ def compare(row, reply):
     said = oracle(reply)
     if said is None:
         return "original reads nothing"
-    ours = answers.chosen_option(record_for(row, reply, BENCHMARK)["extracted"], row["choices"])
+    ours = answers.chosen_option(original_record(row, reply, BENCHMARK)["extracted"], row["choices"])
     if said == ",":
         return "original reads [,]"  # a reply writing "[,]" before any letter: wrong there
     return "agree" if ours == said else f"DISAGREE {said} vs {ours}: {reply[:80]!r}"
@@ -101,7 +101,7 @@ SHAPES = [  # (reply, our letter); SmolLM2 writes "A" or "A. <option text>" (run
 def test_untagged_shapes_agree_with_the_original(rows):
     row = rows[0]
     for reply, letter in SHAPES:
-        assert answers.chosen_option(record_for(row, reply, BENCHMARK)["extracted"],
+        assert answers.chosen_option(original_record(row, reply, BENCHMARK)["extracted"],
                                      row["choices"]) == letter, reply
         assert compare(row, reply) in ("agree", "original reads nothing"), reply
 

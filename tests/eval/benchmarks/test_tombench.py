@@ -5,7 +5,7 @@ import json
 import pytest
 
 from eval.answers import tagged
-from eval.benchmarks.base import record_for, scripted_records
+from eval.benchmarks.base import original_record, record_for, scripted_records
 from eval.benchmarks.tombench import ANSWER_KEY, BENCHMARK, load, split_abilities
 from eval.rows import SYSTEM_PROMPT, meta, user_text
 
@@ -211,7 +211,10 @@ def test_release_fixture_majority_vote_matches_get_results(tmp_path):
     assert shown_a == {"tombench/False Belief Task/1": "DDAAD",
                        "tombench/False Belief Task/2": "DBDCD",
                        "tombench/Faux-pas Recognition Test/1": "ABBAA"}
-    metrics = BENCHMARK.metrics(recs)
+    careful = BENCHMARK.metrics(recs)
+    # the careful reading: an unparsed reply votes for no option, so no item is won by one
+    assert careful["accuracy"] == 0.0 and careful["accuracy_original"] == pytest.approx(2 / 3)
+    metrics = careful["original"]
     assert metrics["accuracy"] == pytest.approx(2 / 3) and metrics["n"] == 3
     assert metrics["unparsed_votes"] == 5
     # counting unparsed replies as wrong votes instead: FB/1 A A B -> A, FB/2 A C B -> A (first
@@ -228,8 +231,11 @@ def test_release_fixture_majority_vote_matches_get_results(tmp_path):
     # "C" on a two-option item is mapped to "" by the original (its map has no C): never right
     (fp,) = [r for r in rows if meta(r)["item"].endswith("Faux-pas Recognition Test/1")
              and meta(r)["permutation"] == 0]
-    rec = record_for(fp, answer("C"), BENCHMARK)
+    rec = original_record(fp, answer("C"), BENCHMARK)
     assert rec["parsed"] and rec["original_choice"] == ""
+    # the careful reading: "C" is no option of a two-option item, a vote for none
+    rec = record_for(fp, answer("C"), BENCHMARK)
+    assert not rec["parsed"] and rec["original_choice"] is None
 
 
 def test_permutations_is_a_suite_and_command_line_option(tmp_path):
@@ -282,8 +288,9 @@ def in_a_word(reply, i):
 
 
 def vote(row, reply):
-    """Our vote, as the option letter shown (None: the reply voted for nothing it names)."""
-    rec = record_for(row, reply, BENCHMARK)
+    """Our vote under the original's reading, as the option letter shown (None: the reply voted
+    for nothing it names)."""
+    rec = original_record(row, reply, BENCHMARK)
     if not rec["parsed"]:
         return None
     shown = meta(row)["shown_as"]
