@@ -11,8 +11,11 @@ Their sum is the paper's R(y) in {-1, 0, 1}. TRL's `GRPOTrainer` calls each with
 `prompts`, `completions` and every dataset column as keyword arguments (`answer`, `answer_type`,
 `choices`, `source`, `meta`, ...), plus `log_metric`, through which `outcome_reward` logs accuracy
 per source (`accuracy/source/<source>`) and per belief order (`accuracy/order/<order>`, from the
-row's `meta`). Accuracy here is the outcome reward, so it requires the format. TRL itself logs
-`rewards/format_reward/mean` and `rewards/outcome_reward/mean`.
+row's `meta`), and the share of completions the careful reading finds to negate their answer or
+to hedge between answers (`reading/hedge_or_negation`: "not in the box", "the box or the basket";
+they earn nothing, and a rising share is a policy probing the reader). Accuracy here is the
+outcome reward, so it requires the format. TRL itself logs `rewards/format_reward/mean` and
+`rewards/outcome_reward/mean`.
 
 `overlong_reward(max_length, buffer)` builds DAPO's soft overlong penalty (Yu et al. 2025, eq. 13),
 an optional third reward: 0 up to `max_length - buffer` completion tokens, then falling linearly to
@@ -28,6 +31,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from eval import answers
+from eval.answers import careful  # noqa: F401  (answers.careful: the flags counted below)
 from eval.rows import lenient_meta
 from rl.completions import completion_text
 from rl.trace_reward import trace_reward
@@ -50,23 +54,32 @@ def outcome_reward(
     untagged: bool = False,
     **kwargs: Any,
 ) -> list[float]:
-    """ToM-Synth eq. 5 for each completion, logging accuracy per source and per order. A row's
-    `meta.candidates` (a story's places and containers) are what an untagged short answer is
-    read against when `untagged` is on."""
+    """ToM-Synth eq. 5 for each completion, logging accuracy per source and per order and the
+    share of hedges and negations. A row's `meta.candidates` (a story's places and containers)
+    are what an untagged short answer is read against when `untagged` is on; the prompt's
+    question says whether a reply naming a belief beside the reality answers with the one asked."""
     n = len(completions)
     choices = choices if choices is not None else [[]] * n
-    rewards = []
+    rewards, dodged = [], []
     for i, completion in enumerate(completions):
         try:
             candidates = lenient_meta(meta[i] if meta is not None else None).get("candidates") or ()
-            r = answers.outcome_reward(completion_text(completion), answer[i], answer_type[i],
-                                       list(choices[i] or []), list(candidates), untagged=untagged)
+            text = completion_text(completion)
+            # the same reading as answers.outcome_reward, kept here for its flag
+            v = answers.score(text, answer[i], answer_type[i], list(choices[i] or []),
+                              list(candidates), fallback=untagged,
+                              question=_question(prompts[i] if i < len(prompts) else None))
+            r = 1.0 if v.correct and (untagged or v.format_ok) else 0.0
+            flag = v.flag
         except ValueError:
             # only an unknown answer_type raises; rows are validated at load, so this is a row
             # that bypassed validation: it earns nothing rather than stopping the run
-            r = 0.0
+            r, flag = 0.0, None
         rewards.append(r)
+        dodged.append(flag in (answers.careful.HEDGE, answers.careful.NEGATION))
     if log_metric is not None:
+        for d in dodged:
+            log_metric("reading/hedge_or_negation", float(d))
         for i, r in enumerate(rewards):
             if source is not None:
                 log_metric(f"accuracy/source/{source[i]}", r)
@@ -74,6 +87,18 @@ def outcome_reward(
             if order is not None:
                 log_metric(f"accuracy/order/{order}", r)
     return rewards
+
+
+def _question(prompt: Any) -> str | None:
+    """The text of a prompt's last user turn (conversational prompts) or the prompt itself."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, (list, tuple)):
+        for message in reversed(prompt):
+            if isinstance(message, dict) and message.get("role") == "user":
+                content = message.get("content")
+                return content if isinstance(content, str) else None
+    return None
 
 
 def _order(meta: Any) -> str | None:

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eval.answers import tagged
-from rl.rewards import completion_text, format_reward, outcome_reward, total_reward
+from rl.rewards import (completion_text, format_reward, outcome_reward, total_reward,
+                        untagged_outcome_reward)
 
 GOOD = tagged("basket", "Sally was out when the marble moved.")
 
@@ -53,7 +54,35 @@ def test_accuracy_metrics_per_source_and_order():
     # no order in meta (or meta unreadable): no order metric, and no exception
     logged.clear()
     call_both([GOOD], "basket", "short", meta="not json", log_metric=lambda k, v: logged.append(k))
-    assert logged == ["accuracy/source/s"]
+    assert logged == ["reading/hedge_or_negation", "accuracy/source/s"]
+
+
+def test_hedges_and_negations_earn_nothing_and_are_counted():
+    """The careful reading in the reward (issue 40): a hedge between answers or a negated answer
+    is paid nothing, tagged or not, and each completion logs whether it was one."""
+    logged = []
+    completions = [tagged("basket", "t"), tagged("basket or box", "t"), tagged("not the basket", "t"),
+                   tagged("box, not basket", "t"), tagged("basket, not box", "t"),
+                   tagged("box. Actually, basket", "t")]
+    f, o = call_both(completions, "basket", "short", meta=json.dumps({"candidates": ["basket", "box"]}),
+                     log_metric=lambda k, v: logged.append((k, v)))
+    assert f == [0.0] * 6
+    assert o == [1.0, 0.0, 0.0, 0.0, 1.0, 1.0]
+    assert [v for k, v in logged if k == "reading/hedge_or_negation"] == [0.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    untagged = untagged_outcome_reward(prompts=[[]] * 3, completions=[
+        "The basket or the box.", "Not in the basket.", "In the basket, because she left before it moved to the box."],
+        answer=["basket"] * 3, answer_type=["short"] * 3, meta=[json.dumps({"candidates": ["basket", "box"]})] * 3)
+    assert untagged == [0.0, 0.0, 1.0]
+
+
+def test_the_question_picks_the_belief_or_the_reality():
+    reply = "She thinks it is in the basket, but it is really in the box."
+    kwargs = dict(completions=[reply], answer_type=["short"], meta=[json.dumps({"candidates": ["basket", "box"]})])
+    belief = [[{"role": "user", "content": "Story...\n\nQuestion: Where will Sally look for the marble?"}]]
+    reality = [[{"role": "user", "content": "Story...\n\nQuestion: Where is the marble really?"}]]
+    assert untagged_outcome_reward(prompts=belief, answer=["basket"], **kwargs) == [1.0]
+    assert untagged_outcome_reward(prompts=reality, answer=["box"], **kwargs) == [1.0]
+    assert untagged_outcome_reward(prompts=reality, answer=["basket"], **kwargs) == [0.0]
 
 
 HACKS = [
