@@ -341,3 +341,20 @@ def test_chance_of_each_genre(rows):
     by_genre = {meta(r)["genre"]: r for r in rows}
     assert chance_of(by_genre["location_fine"]) == chance_of(by_genre["location_coarse"]) == 0.5
     assert chance_of(by_genre["multihop"]) == chance_of(by_genre["attitude"]) == pytest.approx(1 / 3)
+
+
+def test_a_hedge_is_no_answer_in_macro_f1_and_the_original_reads_its_word(rows):
+    """Issue 40: "No or maybe." hedges; the original's coarse reader takes the one of yes/no it
+    finds among the words. `macro_f1` (the careful reading) gives it no class; the original's
+    classes give `macro_f1_original`."""
+    coarse = [r for r in rows if r["answer_type"] == "yes_no"]
+    no_rows = [r for r in coarse if r["answer"] == "no"]
+    assert no_rows
+    rec = record_for(no_rows[0], "No or maybe.", BENCHMARK)
+    assert not rec["correct"] and rec["label"] is None and rec["flag"] == "hedge"
+    orig = original_record(no_rows[0], "No or maybe.", BENCHMARK)
+    assert orig["correct"] and orig["label"] == "no"
+    metrics = BENCHMARK.metrics(records(coarse, lambda r: "No or maybe."))
+    assert metrics["accuracy"] == 0.0
+    assert metrics["original"]["accuracy"] == pytest.approx(len(no_rows) / len(coarse))
+    assert metrics["macro_f1_original"] > metrics["macro_f1"]

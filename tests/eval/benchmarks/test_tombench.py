@@ -343,3 +343,24 @@ def test_untagged_shapes_agree_with_the_original_except_capitals_in_words(rows):
 
 def test_real_replies_agree_with_the_original(agrees_with_original):
     agrees_with_original("tombench", compare)
+
+
+def test_a_hedge_is_a_vote_for_a_in_the_original_and_no_answer_in_accuracy(rows):
+    """Issue 40: `<answer>A or C</answer>` names no single option; the original's rule makes an
+    unparsed reply a vote for the option shown as A, so it is right on every item whose gold is
+    shown as A. `accuracy` (the careful reading) credits none; `accuracy_original` keeps the
+    original's number beside it, and the report shows both."""
+    from eval.report import breakdown_sections
+
+    metrics = run(rows, lambda r: answer("A or C"))
+    shown_a = sum(r["answer"] == "A" for r in rows) / len(rows)
+    assert metrics["accuracy"] == 0.0 and metrics["unparsed_votes"] == len(rows)
+    assert shown_a > 0 and metrics["accuracy_original"] == pytest.approx(shown_a)
+    assert metrics["original"]["accuracy"] == metrics["accuracy_original"]
+    # a right reply is read alike by both
+    perfect = run(rows, lambda r: answer(r["answer"]))
+    assert perfect["accuracy"] == perfect["accuracy_original"] == 1.0
+    entry = {"category": "tom", "primary_metric": "accuracy", "score": metrics["accuracy"], "metrics": metrics}
+    (title, _, table), *_ = breakdown_sections([{"label": "hedger", "benchmarks": {"tombench": entry}}])
+    cells = {row[0]: row[1] for row in table}
+    assert cells["accuracy"] == "0.00%" and cells["accuracy_original"] == f"{100 * shown_a:.2f}%"
