@@ -16,6 +16,12 @@ last with the one before it (GRPO against SFT), on the items both answered: the 
 its 95% paired bootstrap interval. A difference counts as a gain (or a loss) only when its interval
 excludes zero. The benchmarks' own headline metrics (OpenToM's macro-F1, FANToM's ALL) are listed
 beside; the paired figures are accuracy.
+
+ToMi, Hi-ToM and our ExploreToM rows are also split by question kind (true / false belief per
+order, reality, memory) with the shortcut baselines beside each row (`eval.shortcut_report`): what
+a reader that always answers the last, first or most mentioned container, or the true place,
+would score, and per checkpoint the share of its answers equal to each and its most frequent
+answer (summary.json: `benchmarks.<name>.shortcuts`).
 """
 from __future__ import annotations
 
@@ -35,6 +41,9 @@ from eval.paths import describe_error  # noqa: E402
 from eval.report import display  # noqa: E402
 from eval.results import load_results  # noqa: E402
 from eval.selection import item_of  # noqa: E402
+from eval.shortcut_report import INTRO as SHORTCUT_INTRO  # noqa: E402
+from eval.shortcut_report import markdown_table as shortcut_table  # noqa: E402
+from eval.shortcut_report import run_samples, table_of_runs  # noqa: E402
 from eval.stats import paired_bootstrap, wilson  # noqa: E402
 
 CHECKPOINTS = ("base", "sft", "grpo")
@@ -200,6 +209,12 @@ def markdown(s: dict[str, Any], facts: list[str]) -> str:
     if s.get("caveats"):
         lines += ["", "Gains that need not be Theory of Mind:", ""]
         lines += [f"- {display(n)}: " + "; ".join(notes) + "." for n, notes in s["caveats"].items()]
+    shortcut_names = [n for n, b in s["benchmarks"].items() if b.get("shortcuts")]
+    if shortcut_names:
+        lines += ["", "## Question kinds and shortcut baselines", "", SHORTCUT_INTRO, ""]
+        for name in shortcut_names:
+            lines += [f"### {display(name)}", "",
+                      *shortcut_table(s["benchmarks"][name]["shortcuts"], ckpts), ""]
     lines += ["", "![accuracy per benchmark and checkpoint](transfer.png)", "",
               "## How the replies were read", "",
               "Share of replies read by their answer tags / by the fallback for untagged replies "
@@ -234,6 +249,10 @@ def build(out: Path, checkpoints: tuple[str, ...] = CHECKPOINTS) -> dict[str, An
         raise ReportError(f"{out / 'eval'}: need results of at least two of "
                           f"{', '.join(checkpoints)} (eval run -o {out / 'eval'}/<checkpoint>)")
     s = summarise(runs)
+    kinds = table_of_runs({c: run_samples(out / "eval" / c)[1] for c in runs})
+    for name, groups in kinds.items():
+        if name in s["benchmarks"]:
+            s["benchmarks"][name]["shortcuts"] = groups
     rep = out / "report"
     rep.mkdir(parents=True, exist_ok=True)
     plot_transfer(s, rep / "transfer.png")
