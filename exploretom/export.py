@@ -88,6 +88,8 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--interesting-ratio", f"{args.interesting_ratio:g}"]
     if args.balance:
         parts.append("--balance")
+    if getattr(args, "balance_shortcuts", False):
+        parts.append("--balance-shortcuts")
     parts += ["--text", args.text, "--splits", ",".join(f"{f:g}" for f in args.splits),
               "--seed", str(args.seed)]
     if args.max_questions_per_story is not None:
@@ -137,13 +139,20 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
         raise InputError("no rows left after selection (check --orders and --properties)")
     for name in SPLITS:
         add_reasoning(per_split[name])
+    shortcuts = {}
+    if getattr(args, "balance_shortcuts", False):  # needs the candidates add_reasoning lists
+        from exploretom.dataset_shortcuts import balance
+        for name in SPLITS:
+            per_split[name], shortcuts[name] = balance(per_split[name], args.seed, name)
 
     stats = {
         "command": _command(args),
         "options": {"orders": sorted(orders) if orders else None,
                     "properties": sorted(properties) if properties else None,
                     "interesting_ratio": ratio,
-                    "balance": bool(args.balance), "text": args.text, "splits": fractions,
+                    "balance": bool(args.balance),
+                    "balance_shortcuts": bool(getattr(args, "balance_shortcuts", False)),
+                    "text": args.text, "splits": fractions,
                     "seed": args.seed, "max_questions_per_story": k,
                     "choice_share": args.choice_share, "choice_options": args.choice_options,
                     "choice_sentences": args.choice_sentences},
@@ -152,7 +161,8 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
                       "infilled_failed": counts.infilled_failed,
                       "not_infilled": counts.not_infilled, "stories": counts.stories,
                       "questions_of_orders": n_orders, "questions_after_cap": n_cap,
-                      "ratio_reached": reached},
+                      "ratio_reached": reached,
+                      **({"shortcut_balance": shortcuts} if shortcuts else {})},
         "splits": {name: split_stats(per_split[name]) for name in SPLITS},
     }
     _write(per_split, stats, out)
@@ -213,6 +223,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "kind (paper figure 5; default: as generated)")
     p.add_argument("--balance", action="store_true",
                    help="equal row counts per (kind, property, order) group, by subsampling")
+    p.add_argument("--balance-shortcuts", action="store_true",
+                   help="per split and belief order, keep the most container belief questions "
+                        "on which no shortcut (the last, first or most mentioned container, the "
+                        "true place) is right more or less often than chance "
+                        "(exploretom/dataset_shortcuts.py)")
     p.add_argument("--text", choices=("structure", "infilled"), default="structure",
                    help="story text in prompts: the canonical rendering, or the infilled "
                         "narration (stories whose infilling failed the judge are skipped)")
