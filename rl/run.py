@@ -40,14 +40,22 @@ def resolve_device(cfg, planning: bool = False) -> tuple[bool, str]:
     t = cfg.train
     if t.device == "cuda" and not torch.cuda.is_available() and planning:
         say("warning: no GPU here; TRL's config is built for CPU (GPU-only settings are not checked)")
-        return True, "fp32" if t.precision == "auto" else t.precision
+        return True, _cpu_auto() if t.precision == "auto" else t.precision
     if t.device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("train.device: cuda was asked for but no GPU is visible (use auto or cpu)")
     use_cpu = t.device == "cpu" or (t.device == "auto" and not torch.cuda.is_available())
     precision = t.precision
     if precision == "auto":
-        precision = "fp32" if use_cpu else "bf16"
+        precision = _cpu_auto() if use_cpu else "bf16"
     return use_cpu, precision
+
+
+def _cpu_auto() -> str:
+    from eval.cpu_precision import cpu_precision
+
+    precision, why = cpu_precision()
+    say(f"train.precision auto: {precision} ({why})")
+    return precision
 
 
 def common_args(cfg, planning: bool = False) -> dict[str, Any]:

@@ -33,7 +33,8 @@ class HFOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     device: str = Field("auto", description="auto, cpu, cuda, cuda:1")
     dtype: Literal[DTYPES] = Field(  # type: ignore[valid-type]
-        "auto", description="auto (the checkpoint's on GPU, float32 on CPU), float32, bfloat16, float16")
+        "auto", description="auto (the checkpoint's on GPU; on CPU bfloat16 with AMX-BF16, else "
+                            "float32: eval.cpu_precision), float32, bfloat16, float16")
     batch_size: int = Field(8, ge=1, description="prompts generated together")
     revision: Optional[str] = Field(None, description="a hub revision (online only)")
     trust_remote_code: bool = Field(False, description="run the model repository's own code")
@@ -76,8 +77,12 @@ class HFBackend(Backend):
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
         torch_dtype: Any
-        if dtype == "auto":
-            torch_dtype = "auto" if device.startswith("cuda") or device_map else torch.float32
+        if dtype == "auto" and (device.startswith("cuda") or device_map):
+            torch_dtype = "auto"
+        elif dtype == "auto":
+            from eval.cpu_precision import cpu_precision
+
+            torch_dtype = torch.bfloat16 if cpu_precision()[0] == "bf16" else torch.float32
         else:
             torch_dtype = getattr(torch, dtype)
         try:
