@@ -16,7 +16,8 @@ counts in both totals. The last line:
     step_speedup=<TRL's step / shared step> loss_abs_diff=<largest |loss difference|> grad_rel_diff=<largest ||g_shared - g_trl|| / ||g_trl|| over parameters and steps>
 
 The first step warms caches and allocators; with more than one step it is left out of the times
-(not of the differences).
+(not of the differences). `--micro-batch ROWS` runs the loss and backward in slices, as gradient
+accumulation does, for batches whose TRL step does not fit in memory at once.
 """
 from __future__ import annotations
 
@@ -75,9 +76,27 @@ def tokens_read(inputs, logits_to_keep: int, shared: bool) -> int:
     return len(first) * (width - 1) + rows * (logits_to_keep + 1)
 
 
-def one_step(trainer, batch, seed: int, shared: bool, inputs=None):
+def micro_batches(inputs: dict, rows: int | None) -> list[dict]:
+    """The scored batch in slices of `rows` completions, as gradient accumulation feeds it; each
+    slice keeps the whole batch's token count as the loss's normaliser."""
+    from rl.trainer import _rows
+
+    n = inputs["prompt_ids"].size(0)
+    if not rows or rows >= n:
+        return [inputs]
+    parts = []
+    for start in range(0, n, rows):
+        part = _rows(inputs, slice(start, start + rows))
+        if "num_items_in_batch" in inputs:
+            part["num_items_in_batch"] = inputs["num_items_in_batch"]
+        parts.append(part)
+    return parts
+
+
+def one_step(trainer, batch, seed: int, shared: bool, inputs=None, micro_batch: int | None = None):
     """(seconds per part, loss, gradients, the scored batch) of one step on `batch`; `inputs` (a
-    scored batch) replaces this step's own for the loss and backward."""
+    scored batch) replaces this step's own for the loss and backward, which run in slices of
+    `micro_batch` rows (None: the whole batch at once)."""
     clock = Clock()
     trainer._clock = clock
     trainer._sharing = shared
@@ -96,12 +115,16 @@ def one_step(trainer, batch, seed: int, shared: bool, inputs=None):
                 inputs["advantages"].device, inputs["advantages"].dtype)
             say("[bench_step] no reward varies within a group: the loss and gradients are compared "
                 "with seeded random advantages")
-    with clock.part("loss"):
-        loss = trainer.compute_loss(trainer.model, dict(inputs))
-    with clock.part("backward"):
-        loss.backward()
+    parts = micro_batches(inputs, micro_batch)
+    total = 0.0
+    for part in parts:
+        with clock.part("loss"):
+            loss = trainer.compute_loss(trainer.model, dict(part)) / len(parts)
+        with clock.part("backward"):
+            loss.backward()
+        total += loss.detach().item()
     grads = {n: p.grad.detach().clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
-    return clock.parts, loss.detach().item(), grads, own
+    return clock.parts, total, grads, own
 
 
 def grad_rel_diff(ref: dict[str, torch.Tensor], other: dict[str, torch.Tensor]) -> float:
@@ -115,7 +138,7 @@ def grad_rel_diff(ref: dict[str, torch.Tensor], other: dict[str, torch.Tensor]) 
     return worst
 
 
-def _rows(trainer, n_prompts: int, g: int, step: int, seed: int) -> list[dict]:
+def _step_rows(trainer, n_prompts: int, g: int, step: int, seed: int) -> list[dict]:
     order = torch.randperm(len(trainer.train_dataset), generator=torch.Generator().manual_seed(seed)).tolist()
     picked = order[step * n_prompts:(step + 1) * n_prompts]
     if len(picked) < n_prompts:
@@ -124,7 +147,7 @@ def _rows(trainer, n_prompts: int, g: int, step: int, seed: int) -> list[dict]:
     return [dict(trainer.train_dataset[i]) for i in picked for _ in range(g)]
 
 
-def run(cfg: GRPORun, steps: int, prompts: int, out=print) -> dict:
+def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, out=print) -> dict:
     from rl.train import build_trainer
 
     cfg.grpo.shared_prompt = "auto"
@@ -148,10 +171,10 @@ def run(cfg: GRPORun, steps: int, prompts: int, out=print) -> dict:
     loss_diff = grad_diff = 0.0
     tokens = {"trl": 0, "shared": 0}
     for k in range(steps):
-        batch = _rows(trainer, prompts, g, k, cfg.train.seed)
+        batch = _step_rows(trainer, prompts, g, k, cfg.train.seed)
         seed = cfg.train.seed * 1000 + k
-        trl_parts, trl_loss, trl_grads, inputs = one_step(trainer, batch, seed, shared=False)
-        sh_parts, sh_loss, sh_grads, _ = one_step(trainer, batch, seed, shared=True, inputs=inputs)
+        trl_parts, trl_loss, trl_grads, inputs = one_step(trainer, batch, seed, False, micro_batch=micro_batch)
+        sh_parts, sh_loss, sh_grads, _ = one_step(trainer, batch, seed, True, inputs=inputs, micro_batch=micro_batch)
         start = time.perf_counter()
         for name, p in trainer.model.named_parameters():
             if name in trl_grads:
@@ -200,6 +223,11 @@ def cli(argv: list[str] | None = None) -> int:
                    help="completions per prompt (default: the config's grpo.num_generations)")
     p.add_argument("--prompts", type=int, default=None,
                    help="prompts per step (default: the config's per-device batch / its group size)")
+    p.add_argument("--micro-batch", type=int, default=None, metavar="ROWS",
+                   help="completions per forward and backward, the step's gradient accumulated over "
+                        "them (default: all of the step's at once). TRL's step holds every row's "
+                        "attention over its whole sequence: 4 x 8 SmolLM2 rows of ~730 tokens need "
+                        "more than 24 GiB at once")
     args, overrides = p.parse_known_args(argv)
     try:
         if args.steps < 1:
@@ -215,7 +243,9 @@ def cli(argv: list[str] | None = None) -> int:
         score_labelled_positions_only()  # as rl.train does: on CPU only completions reach the LM head
         say(f"[bench_step] {prompts} prompts x {cfg.grpo.num_generations} completions a step, "
             f"{args.steps} step(s), {torch.get_num_threads()} thread(s)")
-        run(cfg, args.steps, prompts)
+        if args.micro_batch is not None and args.micro_batch < 1:
+            raise ConfigError("--micro-batch: must be at least 1")
+        run(cfg, args.steps, prompts, args.micro_batch)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -247,7 +247,7 @@ def test_the_benchmark_prints_both_steps_and_the_differences(tiny, tmp_path, toy
            "grpo": {"num_generations": 4, "max_completion_length": 8, "beta": 0.0}}
     path = tmp_path / "bench.yaml"
     path.write_text(yaml.safe_dump(cfg))
-    assert cli([str(path), "--steps", "2", "--generations", "4", "--prompts", "2"]) == 0
+    assert cli([str(path), "--steps", "2", "--generations", "4", "--prompts", "2", "--micro-batch", "4"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert any(line.strip().startswith("TRL's step:") for line in out)
     assert any(line.strip().startswith("shared-prompt step:") for line in out)
