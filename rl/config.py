@@ -7,6 +7,7 @@ line naming the field and what is allowed):
   train   optimisation, batch sizes, device/precision, checkpoints and logging intervals
   log     report_to (wandb, offline by default; tensorboard), run name, completions table
   grpo    (rl.train) generation and GRPO loss settings;  reward: weights;  vllm: generation engine
+  frontier (rl.train) train on the prompts the policy sometimes solves (rl.frontier)
   sft     (rl.sft) sequence length, target text, loss masking
   trl     any other field of TRL's GRPOConfig/SFTConfig, passed through (names are checked)
 
@@ -215,6 +216,33 @@ class GreedyEvalSettings(_Section):
     batch_size: int = Field(16, gt=0, description="prompts per generation batch")
 
 
+class FrontierSettings(_Section):
+    """Train on the prompts the policy sometimes solves (rl.frontier): before GRPO and every
+    `every_steps` optimizer steps, `samples` completions of `max_prompts` training prompts at the
+    training temperature give each prompt a pass rate p (the share that earn `reward`); the
+    generation batches then draw the prompts with low < p < high, weighted toward p = 0.5."""
+    enabled: bool = Field(False, description="measure pass rates and train on the frontier prompts")
+    every_steps: int = Field(50, gt=0, description="optimizer steps between measurements (one "
+                             "also runs before the first step)")
+    samples: int = Field(8, ge=2, description="completions per measured prompt (n); its pass "
+                         "rate is the share of them that earn the reward")
+    max_prompts: Optional[int] = Field(
+        256, gt=0, description="training prompts measured per round, the next ones of a seeded "
+                               "order of the training set (rounds walk through it); null: all")
+    low: float = Field(0.0, ge=0, lt=1, description="keep prompts whose pass rate is above this")
+    high: float = Field(1.0, gt=0, le=1, description="and below this")
+    floor: float = Field(0.1, ge=0, le=1, description="a kept prompt is drawn with weight "
+                         "max(4 p (1 - p), floor): 1 at p = 0.5; floor 1: uniform")
+    reward: str = Field("outcome_reward", description="the reward function whose value > 0 means "
+                        "solved (the outcome reward, not the format one)")
+
+    @model_validator(mode="after")
+    def _bounds(self):
+        if self.low >= self.high:
+            raise ValueError(f"frontier.low ({self.low}) must be below frontier.high ({self.high})")
+        return self
+
+
 class VLLMSettings(_Section):
     enabled: bool = Field(False, description="generate with vLLM instead of transformers")
     mode: Literal["colocate", "server"] = Field(
@@ -302,6 +330,7 @@ class GRPORun(_Run):
     reward: RewardSettings = RewardSettings()
     vllm: VLLMSettings = VLLMSettings()
     greedy_eval: GreedyEvalSettings = GreedyEvalSettings()
+    frontier: FrontierSettings = FrontierSettings()
     _trl_config: ClassVar[str] = "GRPOConfig"
     _owned: ClassVar[tuple[str, ...]] = TRAIN_FIELDS + tuple(GRPOSettings.model_fields) + (
         "reward_weights", "use_vllm", "vllm_mode", "log_completions")
@@ -314,6 +343,13 @@ class GRPORun(_Run):
                              f"grpo.max_completion_length ({self.grpo.max_completion_length})")
         if self.greedy_eval.steps is not None and not self.data.eval:
             raise ValueError("greedy_eval.steps: needs held-out rows in data.eval")
+        if self.frontier.enabled:
+            from rl.rewards import reward_functions
+
+            names = [f.__name__ for f in reward_functions(self)[0]]
+            if self.frontier.reward not in names:
+                raise ValueError(f"frontier.reward: {self.frontier.reward!r} is not a reward of this "
+                                 f"run ({', '.join(names)})")
         return self
 
 

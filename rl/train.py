@@ -133,6 +133,7 @@ def build_trainer(cfg: GRPORun, check=None):
             dynamic_sampling=cfg.grpo.dynamic_sampling,
             max_generation_rounds=cfg.grpo.max_generation_rounds,
             shared_prompt=cfg.grpo.shared_prompt,
+            frontier=cfg.frontier,
         )
     except OSError as e:
         raise ConfigError(f"model.path: cannot load {cfg.model.path!r} ({str(e).splitlines()[0]})") from None

