@@ -4,6 +4,7 @@ Llama on CPU, with a reward scripted per prompt."""
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -214,7 +215,6 @@ def test_frontier_under_two_processes(tiny, tmp_path, toy_data):
     import os
     import socket
     import subprocess
-    import sys
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -231,3 +231,48 @@ def test_frontier_under_two_processes(tiny, tmp_path, toy_data):
     logs = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     train = [r for r in logs if "frontier/measured" in r]
     assert len(train) == 2 and all(r["frontier/measured"] == 7 for r in train)
+
+
+def _vllm_rates(model: str, out: str) -> dict:
+    """Pass rates measured with colocated vLLM generation (run in its own process: the engine
+    joins a torch.distributed group that must not leak into other tests), and a 2-step run."""
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from rl.frontier import measure
+    from rl.run import _checkpointing_arg
+    from rl.trainer import trainer_class
+
+    args = GRPOConfig(output_dir=out, use_cpu=True, bf16=False, max_steps=2, learning_rate=1e-3,
+                      per_device_train_batch_size=8, num_generations=4, max_completion_length=4, logging_steps=1,
+                      report_to="none", save_strategy="no", beta=0.0, seed=0, use_vllm=True, vllm_mode="colocate",
+                      vllm_max_model_length=256, **_checkpointing_arg(False))
+    trainer = trainer_class(GRPOTrainer)(model=model, reward_funcs=[_scripted_reward()], args=args,
+                                         train_dataset=Dataset.from_list(_rows(12)),
+                                         frontier=FrontierSettings(enabled=True, every_steps=1, samples=2))
+    trainer.model.train()
+    rates = measure(trainer, list(range(12)), samples=2, reward="outcome_reward")
+    trainer.train()
+    logs = [r for r in trainer.state.log_history if "frontier/prompts" in r]
+    return {"rates": {str(k): v for k, v in rates.items()}, "prompts": [r["frontier/prompts"] for r in logs]}
+
+
+@pytest.mark.slow
+def test_frontier_measures_with_vllm_colocated(tiny, tmp_path):
+    import os
+    import subprocess
+
+    pytest.importorskip("vllm")
+    result = tmp_path / "vllm.json"
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, __file__, str(tiny), str(tmp_path / "run"), str(result)], env=env,
+                          cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    got = json.loads(result.read_text())
+    assert got["rates"] == {str(i): {"always": 1.0, "never": 0.0, "half": 0.5}[KINDS[i % 3]] for i in range(12)}
+    assert got["prompts"] == [4.0, 4.0]
+
+
+if __name__ == "__main__":
+    model, out, result = sys.argv[1:4]
+    Path(result).write_text(json.dumps(_vllm_rates(model, out)))
