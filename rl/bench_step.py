@@ -99,6 +99,7 @@ def one_step(trainer, batch, seed: int, shared: bool, inputs=None, micro_batch: 
     `micro_batch` rows (None: the whole batch at once)."""
     clock = Clock()
     trainer._clock = clock
+    cpu_start = time.process_time()
     trainer._sharing = shared
     trainer.model.zero_grad(set_to_none=True)
     torch.manual_seed(seed)
@@ -124,6 +125,8 @@ def one_step(trainer, batch, seed: int, shared: bool, inputs=None, micro_batch: 
             loss.backward()
         total += loss.detach().item()
     grads = {n: p.grad.detach().clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
+    # the process's CPU seconds (all threads): the work done, whatever else shares the cores
+    clock.parts["cpu"] = time.process_time() - cpu_start
     return clock.parts, total, grads, own
 
 
@@ -170,6 +173,7 @@ def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, 
     per_step = {"trl": [], "shared": []}
     loss_diff = grad_diff = 0.0
     tokens = {"trl": 0, "shared": 0}
+    cpu: dict[str, list[float]] = {"trl": [], "shared": []}
     for k in range(steps):
         batch = _step_rows(trainer, prompts, g, k, cfg.train.seed)
         seed = cfg.train.seed * 1000 + k
@@ -187,11 +191,13 @@ def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, 
         width = inputs["completion_ids"].size(1)
         n_logps_passes = 1 + int(inputs.get("old_per_token_logps") is not None) + \
             int(inputs.get("ref_per_token_logps") is not None)
+        parts_cpu = {"trl": trl_parts["cpu"], "shared": sh_parts["cpu"]}
         for name, parts, shared in (("trl", trl_parts, False), ("shared", sh_parts, True)):
             parts = {"generation": parts.get("generation", 0.0),
                      "logps": parts.get("logps", 0.0) + parts.get("loss", 0.0),
                      "backward": parts.get("backward", 0.0), "update": update}
             per_step[name].append(parts)
+            cpu[name].append(parts_cpu[name])
             tokens[name] = n_logps_passes * tokens_read(inputs, width, shared)
         out(f"step {k + 1}/{steps}: TRL {sum(per_step['trl'][-1].values()):.2f} s, shared "
             f"{sum(per_step['shared'][-1].values()):.2f} s; loss {trl_loss:.6g} vs {sh_loss:.6g}; "
@@ -203,11 +209,14 @@ def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, 
         summary[name] = {part: statistics.mean(r[part] for r in rows) for part in rows[0]}
         summary[name]["step"] = sum(summary[name].values())
         summary[name]["tokens"] = tokens[name]
+        summary[name]["cpu"] = statistics.mean(cpu[name][kept])
     for name, label in (("trl", "TRL's step"), ("shared", "shared-prompt step")):
         s = summary[name]
         out(f"{label:>18}: {s['step']:.2f} s/step = generation {s['generation']:.2f} + log-probabilities "
             f"{s['logps']:.2f} + backward {s['backward']:.2f} + update {s['update']:.2f}; "
-            f"{s['tokens']} tokens through the model per step's log-probabilities")
+            f"{s['cpu']:.1f} CPU s (without the update); {s['tokens']} tokens through the model per step's "
+            "log-probabilities")
+    out(f"CPU seconds a step (without the update), TRL's / shared: {summary['trl']['cpu'] / summary['shared']['cpu']:.2f}")
     summary.update(step_speedup=summary["trl"]["step"] / summary["shared"]["step"],
                    loss_abs_diff=loss_diff, grad_rel_diff=grad_diff)
     out(f"step_speedup={summary['step_speedup']:.2f} loss_abs_diff={loss_diff:.2e} grad_rel_diff={grad_diff:.2e}")
