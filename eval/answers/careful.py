@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -92,10 +93,12 @@ class _Tok:
 
 
 def _tokens(text: str) -> list[_Tok]:
+    """The tokens of a text, read as `normalize` reads it (NFKC: "①" is "1")."""
     out = []
     for m in _TOKEN.finditer(text):
         raw = m.group(0)
-        out.append(_Tok(raw.lower().replace("'", "").replace("’", ""), raw, m.start()))
+        low = unicodedata.normalize("NFKC", raw).lower().replace("'", "").replace("’", "")
+        out.append(_Tok(low, raw, m.start()))
     # line breaks end sentences as full stops do
     for m in re.finditer(r"\n", text):
         out.append(_Tok("\n", "\n", m.start()))
@@ -175,7 +178,8 @@ def _letters(tokens: list[_Tok], letters: str, covered: set[int]) -> list[_Menti
         if letter not in letters:
             continue
         if t.raw.islower():
-            bracketed = prev in ("(", "[") and nxt is not None and nxt.low in (")", "]")
+            bracketed = nxt is not None and nxt.low in (")", "]") and (
+                prev in ("(", "[") or prev in _PUNCT_BOUNDARY or i == 0)  # "(a)", "a)"
             if not (bracketed or prev in _NUMBER_WORDS or prev == "is" and i == len(tokens) - 1):
                 continue
         elif t.raw in "AI" and nxt is not None and nxt.low[:1].isalpha() and nxt.raw[:1].islower() \
@@ -232,8 +236,12 @@ def _mentions(tokens: list[_Tok], answer_type: str, choices: Sequence[str],
 def _negated(tokens: list[_Tok], m: _Mention) -> bool:
     """Whether a negation stands before the mention within its clause ("not in the box", "is not
     sympathetic", "rather than C"), looking back a few words."""
+    if _denied_after(tokens, m):
+        return True
     seen = 0
     i = m.start - 1
+    while i >= 0 and tokens[i].low in _BRACKETS:  # "not (A)", "not [A]", "not **A**"
+        i -= 1
     while i >= 0 and seen < _NEGATION_LOOKBACK:
         t = tokens[i]
         if t.low in _PUNCT_BOUNDARY or t.low in _CLAUSE_WORDS:
@@ -248,12 +256,29 @@ def _negated(tokens: list[_Tok], m: _Mention) -> bool:
     return False
 
 
-def _sentences(tokens: list[_Tok]) -> list[tuple[int, int]]:
+_COPULAS = frozenset("is are was were seems looks s".split())
+_DENIALS = frozenset("not wrong incorrect false untrue isnt wasnt arent werent".split())
+
+
+def _denied_after(tokens: list[_Tok], m: _Mention) -> bool:
+    """Whether the words right after an answer deny it: "a) is not it", "B is wrong", "the box
+    isn't where she looks"."""
+    j = m.end
+    while j < len(tokens) and tokens[j].low in _BRACKETS:
+        j += 1
+    words = [t.low for t in tokens[j:j + 3]]
+    if words[:1] and words[0] in ("isnt", "wasnt", "arent", "werent"):
+        return True
+    return len(words) >= 2 and words[0] in _COPULAS and words[1] in _DENIALS
+
+
+def _sentences(tokens: list[_Tok], mentions: Sequence[_Mention] = ()) -> list[tuple[int, int]]:
     """Token ranges of the sentences (a full stop right after a lone option letter, "O.", does
-    not end one: it is the letter's mark)."""
+    not end one: it is the letter's mark; nor does one inside an answer's own text)."""
+    covered = {j for m in mentions for j in range(m.start, m.end - 1)}
     out, start = [], 0
     for i, t in enumerate(tokens):
-        if t.low in _SENTENCE_END:
+        if t.low in _SENTENCE_END and i not in covered:
             lone_label = t.low == "." and i >= 1 and len(tokens[i - 1].raw) == 1 and (
                 i - 1 == start or tokens[i - 2].low in "([\n")
             if lone_label and i + 1 < len(tokens) and tokens[i + 1].low != "\n":
@@ -396,13 +421,15 @@ def _joined(tokens: list[_Tok], mentions: list[_Mention]) -> bool:
     """Whether the first sentence naming an answer joins it to an alternative: "X or Y" (Y any
     words: "blue_pantry or nowhere"), "either X ...", "X and Y", "X/Y", "(a) and (b)" with Y
     another answer."""
-    lo, hi = next(((a, b) for a, b in _sentences(tokens)
+    lo, hi = next(((a, b) for a, b in _sentences(tokens, mentions)
                    if any(a <= m.start < b for m in mentions)), (0, len(tokens)))
     inside = [m for m in mentions if lo <= m.start < hi]
     for m in inside:
         j = m.end
         while j < hi and (tokens[j].low in _BRACKETS or tokens[j].low in _ARTICLES):
             j += 1
+        if j + 1 < hi and tokens[j].low == "," and tokens[j + 1].low == "or":
+            j += 1  # "(a), or maybe the other"
         if j < hi and tokens[j].low == "or" and not (
                 j + 1 < hi and tokens[j + 1].low in ("rather", "not", "so")):
             return not _negated(tokens, m)
@@ -422,9 +449,10 @@ def _joined(tokens: list[_Tok], mentions: list[_Mention]) -> bool:
 
 
 def _number(tokens: list[_Tok]) -> Judgement:
-    """A number answer checked for a negation of its number ("Not 42.")."""
+    """A number answer checked for a negation of its last number ("Not 42.", "It is not
+    \\boxed{42}.")."""
     numbers = [i for i, t in enumerate(tokens) if t.low[:1].isdigit()]
-    if numbers and _negated(tokens, _Mention(numbers[0], numbers[0] + 1, tokens[numbers[0]].low)):
+    if numbers and _negated(tokens, _Mention(numbers[-1], numbers[-1] + 1, tokens[numbers[-1]].low)):
         return Judgement(None, NEGATION)
     return NOTHING
 
@@ -459,7 +487,7 @@ def judge(text: str | None, answer_type: str | None, choices: Sequence[str] = ()
     if inner is not None:
         text = inner
     choices = [c for c in choices if isinstance(c, str)]
-    tokens = _tokens(text)
+    tokens = _tokens(clean(text))  # LaTeX wrappers and emphasis away, as from the options
     if answer_type == "number":
         return _number(tokens)
     mentions = _mentions(tokens, answer_type, choices, candidates, gold)
@@ -467,7 +495,7 @@ def judge(text: str | None, answer_type: str | None, choices: Sequence[str] = ()
         return NOTHING
     if _joined(tokens, mentions):
         return Judgement(None, HEDGE)
-    sentences = _sentences(tokens)
+    sentences = _sentences(tokens, mentions)
     key, flag, resolved = None, None, False
     first = negated_only = None
     label = answer_type == "choice" and _opening_label(tokens, mentions)

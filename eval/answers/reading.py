@@ -157,6 +157,17 @@ def read_answer(completion: str, answer_type: str | None, choices: Sequence[str]
     return checked(reading, span, answer_type, choices, candidates, gold, asked_about(question))
 
 
+def _box_sentence(reply: str) -> str | None:
+    """The sentence of a reply's last box up to the end of its line ("It is not \\boxed{42}."),
+    where the careful reader looks for a negation of a boxed number; None without a box."""
+    i = max(reply.rfind("\\boxed{"), reply.rfind("\\fbox{"))
+    if i < 0:
+        return None
+    start = max(reply.rfind(c, 0, i) for c in ".!?\n") + 1
+    end = reply.find("\n", i)
+    return reply[start:end if end >= 0 else len(reply)]
+
+
 def _layered(completion: str, answer_type: str | None, choices: list[str], candidates: list[str],
              fallback: bool, valued: bool = True) -> tuple[Reading, str | None]:
     """The layered reading, and the text it was read from (None where the careful reader has
@@ -180,7 +191,8 @@ def _layered(completion: str, answer_type: str | None, choices: list[str], candi
             return UNREAD, marked
         if answer_type == "number" and valued and not _HAS_VALUE.search(marked):
             return UNREAD, None  # "The answer is $A, B, C$", an elided series: no value given
-        return Reading(read or marked, FALLBACK), marked
+        boxed = answer_type == "number" and not answer_statements(reply)
+        return Reading(read or marked, FALLBACK), (_box_sentence(reply) if boxed else None) or marked
     if state == UNCLOSED:
         return UNREAD, None
     read = reader(reply, choices, candidates) if reader else None

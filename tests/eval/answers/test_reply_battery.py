@@ -115,3 +115,56 @@ def test_yes_and_no_together_are_never_credited(gold, join, with_tags):
     reply = join.format(g=gold, o=other, G=gold.capitalize())
     reply = tagged(reply) if with_tags else reply
     assert not score(reply, gold, "yes_no").correct, reply
+
+
+# ---- the same probes on the rows of every shared benchmark sample, through each benchmark's
+# own scoring (its headline `correct`): a hedge, a negation or a correction away from the gold
+
+def _probes(row: dict) -> list[str]:
+    kind, gold = row["answer_type"], row["answer"]
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    if kind == "choice":
+        k = letters.index(gold)
+        o = (k + 1) % len(row["choices"])
+        gt, ot = row["choices"][k], row["choices"][o]
+        return [f"Not {gold}.", f"{gold} or {letters[o]}", f"{letters[o]} or {gold}",
+                f"Either {gt} or {ot}.", f"Not {gt}.", f"{gold}. {gt}. Actually {letters[o]}.",
+                tagged(f"{gold} or {letters[o]}"), tagged(f"not {gold}"), f"Not ({gold}).",
+                f"({gold}) or ({letters[o]})"]
+    if kind == "yes_no":
+        other = "yes" if gold.lower() == "no" else "no"
+        return [f"{gold.capitalize()} or {other}.", f"{gold.capitalize()}. Actually, {other}.",
+                tagged(f"{gold} or {other}"), f"{gold.capitalize()} and {other}, it depends."]
+    if kind == "short":
+        others = [c for c in (_meta(row).get("candidates") or []) if c != gold]
+        o = others[0] if others else "nowhere"
+        return [f"Not in the {gold}.", f"{gold} or {o}", f"Either the {gold} or the {o}.",
+                f"{gold}. Actually, {o}.", tagged(f"{gold} or {o}"), tagged(f"not {gold}"),
+                f"{gold} or nowhere"]
+    return []
+
+
+def _meta(row: dict) -> dict:
+    return json.loads(row["meta"]) if isinstance(row["meta"], str) else row["meta"]
+
+
+@pytest.mark.parametrize("name", ["tomi", "hitom", "tombench", "tomato", "opentom", "bigtom", "fantom",
+                                  "emobench", "socialiqa", "gpqa_diamond", "agieval"])
+def test_probes_on_the_shared_samples_are_never_credited(name):
+    """Before the careful reading, 7,954 of 15,611 such probes on all the rows were scored right
+    (51%: "<gold> or nowhere" on ToMi, "A or C" on ToMBench, ...); now none is."""
+    from eval.benchmarks import get_benchmark
+    from eval.benchmarks.base import record_for
+
+    bench = get_benchmark(name)
+    try:
+        rows = bench.load_rows()
+    except FileNotFoundError:
+        pytest.skip(f"{name}: no shared sample")
+    kinds = {"choice", "yes_no", "short"}
+    rows = [r for r in rows if r["answer_type"] in kinds and not (
+        name == "emobench" and r["answer_type"] != "choice") and not (
+        name == "fantom" and _meta(r).get("question_type") not in ("belief_choice", "answerability_binary",
+                                                                   "info_accessibility_binary"))][:40]
+    credited = [(r["id"], p) for r in rows for p in _probes(r) if record_for(r, p, bench)["correct"]]
+    assert credited == []
