@@ -167,12 +167,13 @@ class MessageRules:
                                       or self.container_room[value] != w[0]):
                     self.kept[(i, chain, key[1])] = ("current", w[0], w[1])
                     return  # it would have seen any change since it saw the value
-                g = self._gone(chain, key[1])
-                if g is not None and g[0] == (value if prop == ROOM_LOCATION
-                                              else self.container_room[value]):
-                    self.kept[(i, chain, key[1])] = ("gone", g[0], g[1])
-                    return  # it saw the object carried out of that room, and would have seen it
-                    #         brought back
+                if self.carried_out:  # (nothing was carried out of a room: nothing to check)
+                    room = value if prop == ROOM_LOCATION else self.container_room[value]
+                    j = self._gone(chain, key[1], room)
+                    if j is not None:
+                        self.kept[(i, chain, key[1])] = ("gone", room, j)
+                        return  # it saw the object carried out of that room, and would have
+                        #         seen it brought back
         # Dates in a chain are its outermost person's: how old that person knows the speaker's
         # information to be, else the message's own index (news it cannot date).
         source = self.beliefs.get((speaker,) if chain[0] == speaker else (chain[0], speaker),

@@ -23,10 +23,10 @@ container_known)` records that `chain` last saw where the object is at action j,
 chain knows that value is current while everyone of the chain has been in that room since j
 (`arrived[p] <= j`: entered it at j or before, never left) and its outermost person, whose
 knowledge it is, has not been distracted since (nobody sees another's distraction): then any
-change would have been observed (`_current`). Likewise `gone[(chain, obj)] = (room, j)` records
-that `chain` saw the object carried out of `room` at action j: while it stays there without a
-break it knows the object is not there (SEMANTICS.md, 2026-11-28; `_gone`), for it would have
-seen it brought back.
+change would have been observed (`_current`). Likewise `carried_out[(obj, room)] = j` records
+the last action that carried the object out of `room`: a chain whose people have all stayed there
+since j without a break saw it go and knows it is not there (SEMANTICS.md, 2026-11-28; `_gone`),
+for it would have seen it brought back.
 
 Who learns what: an action has witnesses W (the people in the actor's room; for private
 communication the speaker and listener), secret peekers K and distracted witnesses D.
@@ -73,8 +73,8 @@ class Tracker(MessageRules):
         #                                    their current room
         self.distracted_at: dict[str, int] = {}  # person -> last action they were distracted in
         self.watch: dict[tuple[Chain, str], tuple] = {}  # (chain, obj) -> (room, j, container?)
-        # (chain, obj) -> (room, j): the chain saw the object carried out of room at action j
-        self.gone: dict[tuple[Chain, str], tuple] = {}
+        # (obj, room) -> the last action that carried the object out of that room
+        self.carried_out: dict[tuple[str, str], int] = {}
         # Messages a chain ignored: (index, chain, object) -> ("stale",), ("current", room, j)
         # or ("gone", room, j)
         self.kept: dict[tuple[int, Chain, str], tuple] = {}
@@ -95,7 +95,8 @@ class Tracker(MessageRules):
         t._rooms, t._chain_lists = dict(self._rooms), dict(self._chain_lists)
         t.left_containers, t.action_rooms = list(self.left_containers), list(self.action_rooms)
         t.arrived, t.distracted_at = dict(self.arrived), dict(self.distracted_at)
-        t.watch, t.gone, t.kept = dict(self.watch), dict(self.gone), dict(self.kept)
+        t.watch, t.kept = dict(self.watch), dict(self.kept)
+        t.carried_out = dict(self.carried_out)
         return t
 
     def belief(self, chain: Iterable[str], fact: Fact):
@@ -258,14 +259,26 @@ class Tracker(MessageRules):
         """`chain`'s watch on `obj` (room, j, container seen) if it knows its value is current:
         everyone of the chain in that room since action j, the outermost not distracted since."""
         w = self.watch.get((chain, obj))
-        return w if w is not None and self._stayed(chain, w[0], w[1]) else None
+        if w is None:
+            return None
+        room, j = w[0], w[1]
+        where, arrived = self.person_room, self.arrived
+        for p in chain:  # self._stayed(chain, room, j), inline: this runs at every entrance
+            if where.get(p) != room or arrived[p] > j:
+                return None
+        if self.distracted_at.get(chain[0], -1) > j:
+            return None
+        return w
 
-    def _gone(self, chain: Chain, obj: str) -> tuple | None:
-        """(room, j) if `chain` knows the object is not in `room`: it saw it carried out of
-        `room` at action j, and everyone of the chain has been there since, the outermost not
-        distracted since (SEMANTICS.md, 2026-11-28). It would have seen it brought back."""
-        g = self.gone.get((chain, obj))
-        return g if g is not None and self._stayed(chain, g[0], g[1]) else None
+    def _gone(self, chain: Chain, obj: str, room: str) -> int | None:
+        """The action at which `chain` saw the object carried out of `room`, if it knows the
+        object is not there (SEMANTICS.md, 2026-11-28): everyone of the chain has been there
+        since (so was there to see it go), the outermost not distracted since, and it has not
+        been brought back (they would have seen that: it is not there now)."""
+        j = self.carried_out.get((obj, room))
+        if j is None or self.beliefs[()][("loc", obj)][0][0] == room:
+            return None
+        return j if self._stayed(chain, room, j) else None
 
     def _stayed(self, chain: Chain, room: str, j: int) -> bool:
         """Whether everyone of `chain` has been in `room` since action j (entered it at j or
@@ -369,15 +382,14 @@ class Tracker(MessageRules):
             self._set_world_loc(a.object, (room, OPEN), i)
         old_w = set(self.people_in(room))
         # Departure: the people in the old room see both leave, not where to; while they stay,
-        # they know it is not there (they would see it brought back).
-        gone = (room, i)
+        # they know it is not there (they would see it brought back: `_gone`).
+        self.carried_out[(a.object, room)] = i
         for c in self._chains(old_w, old_w):
             self._see(c, a.object)
             mine = self._mine(c)
             mine[("at", p)] = (Away(room), i)
             mine[("loc", a.object)] = ((None, OPEN), i)
             self.watch.pop((c, a.object), None)
-            self.gone[(c, a.object)] = gone
         self.person_room[p] = dest
         self.arrived[p] = i
         self.beliefs[()][("at", p)] = (dest, i)
@@ -391,7 +403,6 @@ class Tracker(MessageRules):
             mine = self._mine(c)
             mine[("loc", a.object)] = (loc, i)
             self.watch[(c, a.object)] = watched
-            self.gone.pop((c, a.object), None)
             for x in new_w:
                 mine[("at", x)] = (dest, i)
             if p in c:
