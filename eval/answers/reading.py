@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from eval.answers.careful import NO_ANSWER, UNCLEAR, asked_about, judge
+from eval.answers.careful import CORRECTION, NO_ANSWER, UNCLEAR, asked_about, judge
 from eval.answers.choice import gives_own_text, is_choice, opening_label, read_choice
 from eval.answers.extract import (THINKING, UNCLOSED, answer_statements, marked_answer, tagged_answer,
                                   untagged_reply)
@@ -157,6 +157,21 @@ def read_answer(completion: str, answer_type: str | None, choices: Sequence[str]
     return checked(reading, span, answer_type, choices, candidates, gold, asked_about(question))
 
 
+_CORRECTION_CUE = re.compile(
+    r"(?i)(?:^|(?<=[.!?\n,;:])\s*)(?:wait|actually|sorry|oops|correction|on\s+second\s+thought|"
+    r"i\s+mean|no,?\s+wait|let\s+me\s+correct(?:\s+that)?)\b")
+
+
+def _corrected_tail(reply: str) -> str | None:
+    """The reply from its last correction ("Wait, ...", "Actually, ...") on, when an answer
+    statement stands before the correction and another after it; else None."""
+    cues = list(_CORRECTION_CUE.finditer(reply))
+    if not cues:
+        return None
+    tail, head = reply[cues[-1].start():], reply[:cues[-1].start()]
+    return tail if answer_statements(head) and answer_statements(tail) else None
+
+
 def _box_sentence(reply: str) -> str | None:
     """The sentence of a reply's last box up to the end of its line ("It is not \\boxed{42}."),
     where the careful reader looks for a negation of a boxed number; None without a box."""
@@ -182,7 +197,14 @@ def _layered(completion: str, answer_type: str | None, choices: list[str], candi
     reader = None if answer_type == "short" and not candidates else _READERS.get(answer_type)
     reply = untagged_reply(completion)
     if not consistent(reply, answer_type, choices, candidates, reader):
-        return UNREAD, None
+        # "The answer is A. Wait, the answer is B.": a correction after which the reply says one
+        # thing answers with it; any other disagreement answers nothing
+        tail = _corrected_tail(reply)
+        if tail is None or not consistent(tail, answer_type, choices, candidates, reader):
+            return UNREAD, None
+        reading, span = _layered(tail, answer_type, choices, candidates, fallback, valued)
+        return (Reading(reading.answer, reading.how, CORRECTION) if reading.answer is not None
+                else reading), span
     marked = marked_answer(reply)
     if marked is not None:
         read = reader(marked, choices, candidates) if reader else None

@@ -168,3 +168,15 @@ def test_probes_on_the_shared_samples_are_never_credited(name):
                                                                    "info_accessibility_binary"))][:40]
     credited = [(r["id"], p) for r in rows for p in _probes(r) if record_for(r, p, bench)["correct"]]
     assert credited == []
+
+
+@pytest.mark.parametrize("reply,gold,credited", [
+    ("The answer is A. Wait, the answer is B.", "B", True),
+    ("The answer is A. Wait, the answer is B.", "A", False),
+    ("The answer is B. Actually, the answer is A or C.", "B", False),  # corrected to a hedge
+    ("The answer is A. The answer is B.", "B", False),  # two answers, no correction: none
+    ("The answer is A. The answer is B.", "A", False),
+])
+def test_a_correction_between_answer_statements_answers_with_the_last(reply, gold, credited):
+    v = score(reply, gold, "choice", ["box", "basket", "crate"])
+    assert v.correct is credited, v
