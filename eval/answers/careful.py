@@ -448,11 +448,26 @@ def _joined(tokens: list[_Tok], mentions: list[_Mention]) -> bool:
     return False
 
 
-def _number(tokens: list[_Tok]) -> Judgement:
+_NUMBER = re.compile(r"-?\d+(?:[.,/]\d+)*")
+
+
+def _number(tokens: list[_Tok], text: str) -> Judgement:
     """A number answer checked for a negation of its last number ("Not 42.", "It is not
     \\boxed{42}.")."""
     numbers = [i for i, t in enumerate(tokens) if t.low[:1].isdigit()]
-    if numbers and _negated(tokens, _Mention(numbers[-1], numbers[-1] + 1, tokens[numbers[-1]].low)):
+    if not numbers:
+        return NOTHING
+    cues = [i for i in range(1, len(tokens)) if _opens_clause(tokens, i, 0) and numbers[0] < i
+            and _cue_at(tokens, i, _CORRECTION_WORDS, _CORRECTION_PHRASES)]
+    if cues:  # "\\boxed{16}. Actually, 17.": the number after the correction, when it is one
+        at = tokens[cues[-1]].start
+        after = {m.group(0) for m in _NUMBER.finditer(text[at:])}
+        before = {m.group(0) for m in _NUMBER.finditer(text[:at])}
+        if len(after) > 1:
+            return Judgement(None, CORRECTION)
+        if after and after != before:
+            return Judgement(next(iter(after)), CORRECTION, True)
+    if _negated(tokens, _Mention(numbers[-1], numbers[-1] + 1, tokens[numbers[-1]].low)):
         return Judgement(None, NEGATION)
     return NOTHING
 
@@ -487,9 +502,10 @@ def judge(text: str | None, answer_type: str | None, choices: Sequence[str] = ()
     if inner is not None:
         text = inner
     choices = [c for c in choices if isinstance(c, str)]
-    tokens = _tokens(clean(text))  # LaTeX wrappers and emphasis away, as from the options
+    text = clean(text)  # LaTeX wrappers and emphasis away, as from the options
+    tokens = _tokens(text)
     if answer_type == "number":
-        return _number(tokens)
+        return _number(tokens, text)
     mentions = _mentions(tokens, answer_type, choices, candidates, gold)
     if not mentions:
         return NOTHING

@@ -180,3 +180,16 @@ def test_probes_on_the_shared_samples_are_never_credited(name):
 def test_a_correction_between_answer_statements_answers_with_the_last(reply, gold, credited):
     v = score(reply, gold, "choice", ["box", "basket", "crate"])
     assert v.correct is credited, v
+
+
+@pytest.mark.parametrize("reply,gold,credited", [
+    ("\\boxed{16}. Actually, 17.", "16", False),
+    ("\\boxed{16}. Actually, 17.", "17", True),
+    (tagged("16, wait, 17"), "17", True),
+    ("\\boxed{1/2}. Actually, 0.5.", "0.5", True),
+    ("\\boxed{16}. Wait, 17 or 18.", "16", False),
+    ("It is not \\boxed{16}.", "16", False),
+    ("Since 3 + 4 = 7, the answer is \\boxed{7}.", "7", True),
+])
+def test_a_number_corrected_or_negated_after_its_box(reply, gold, credited):
+    assert score(reply, gold, "number").correct is credited
