@@ -5,12 +5,14 @@ every answer an answer text names (option letters and texts, option numbers, a s
 yes and no) and decides, as a careful grader would:
 
 - **negation**: an answer under a negation in its own clause is not given ("Not in the
-  blue_pantry.", "Definitely not D.", "Sydney is not sympathetic."); an answer text whose only
-  answers are negated gives none;
+  blue_pantry.", "Definitely not D.", "Sydney is not sympathetic.", "Not (A).", "a) is not it.",
+  "Not 42."); an answer text whose only answers are negated gives none;
 - **hedge**: two or more different answers given ("Either the blue_pantry or the fridge.",
-  "A or C", "A, C", "No or yes.", a later "Or maybe C.") give none;
+  "A or C", "A, C", "(a) and (b)", "No or yes.", a later "Or maybe C."), or one answer offered
+  with an alternative ("blue_pantry or nowhere"), give none;
 - **self-correction**: a later "Actually K." / "Wait, ..." / "I mean ..." naming one other answer
-  replaces the first ("O. green_bathtub. Actually K." answers K); naming several, none;
+  replaces the first ("O. green_bathtub. Actually K." answers K; "16, wait, 17" answers 17);
+  naming several, none;
 - **reasons**: answers named in a clause that explains the first one ("X, because she did not see
   Olivia move it to the Y", "X, which is in the Y") are not answers; "X, not Y" answers X;
 - **belief beside reality**: "She thinks it is in X but it is really in Y" answers what the
@@ -18,7 +20,7 @@ yes and no) and decides, as a careful grader would:
   for ...?" and "Where does she think ...?" ask for the belief, "Where is it really?" for the
   reality); else it gives none.
 
-`judge` returns a `Judgement`: the one answer's key (an option letter, a candidate as written, yes
+A reply that is one JSON object is read by its `answer`. `judge` returns a `Judgement`: the one answer's key (an option letter, a candidate as written, yes
 or no), or a flag saying why there is none; `key` None and `flag` None mean that the text names no
 answer this module knows, and the type's own rule decides. Every function is total on strings
 and bounded by `MAX_ANSWER_CHARS`.
