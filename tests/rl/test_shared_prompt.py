@@ -106,7 +106,7 @@ def _loss_and_grads(trainer, inputs):
     return loss.detach(), {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
 
 
-def _assert_same_step(trl_own, shared, inputs, rel=1e-4, logp_abs=1e-5):
+def _assert_same_step(trl_own, shared, inputs, rel=1e-4, logp_abs=1e-5, entropy_abs=1e-5):
     from rl.bench_step import grad_rel_diff
 
     ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
@@ -117,7 +117,7 @@ def _assert_same_step(trl_own, shared, inputs, rel=1e-4, logp_abs=1e-5):
         got = shared._get_per_token_logps_and_entropies(shared.model, ids, mask, keep, compute_entropy=True)
     real = inputs["completion_mask"].bool()
     assert (got[0] - want[0])[real].abs().max().item() <= logp_abs
-    assert (got[1] - want[1])[real].abs().max().item() <= logp_abs
+    assert (got[1] - want[1])[real].abs().max().item() <= entropy_abs
     loss_want, grads_want = _loss_and_grads(trl_own, inputs)
     loss_got, grads_got = _loss_and_grads(shared, inputs)
     assert grads_want and grads_got.keys() == grads_want.keys()
@@ -172,7 +172,7 @@ def test_log_probabilities_loss_and_gradients_equal_trls(tiny, tmp_path, setting
 def test_bf16_autocast_stays_within_bf16s_rounding(tiny, tmp_path):
     trl_own, shared = _pair(tiny, tmp_path, bf16=True)
     inputs = _scored_batch(trl_own)
-    _assert_same_step(trl_own, shared, inputs, rel=5e-2, logp_abs=5e-2)
+    _assert_same_step(trl_own, shared, inputs, rel=5e-2, logp_abs=5e-2, entropy_abs=5e-2)
 
 
 def test_generation_prefills_once_and_samples_what_trl_samples(tiny, tmp_path):
@@ -231,7 +231,10 @@ def test_the_real_model_steps_the_same(smollm2, tmp_path):
     """SmolLM2-135M-Instruct, fp32: a whole step's loss and gradients."""
     trl_own, shared = _pair(smollm2, tmp_path, max_completion_length=6)
     inputs = _scored_batch(trl_own)
-    _assert_same_step(trl_own, shared, inputs)
+    # An entropy is log-sum-exp minus the mean logit, a difference of terms of the logits' size:
+    # SmolLM2's entropies differed from TRL's by at most 1.53e-5 (2**-16), its log-probabilities
+    # by under 1e-5
+    _assert_same_step(trl_own, shared, inputs, entropy_abs=2e-5)
 
 
 def test_the_benchmark_prints_both_steps_and_the_differences(tiny, tmp_path, toy_data, capsys):
