@@ -117,13 +117,20 @@ def one_step(trainer, batch, seed: int, shared: bool, inputs=None, micro_batch: 
             say("[bench_step] no reward varies within a group: the loss and gradients are compared "
                 "with seeded random advantages")
     parts = micro_batches(inputs, micro_batch)
+    # TRL's loss scales each slice for accumulation itself (by loss type) from these two settings,
+    # as a run with gradient_accumulation_steps = steps_per_generation = len(parts) would
+    saved = trainer.current_gradient_accumulation_steps, trainer.args.steps_per_generation
+    trainer.current_gradient_accumulation_steps = trainer.args.steps_per_generation = len(parts)
     total = 0.0
-    for part in parts:
-        with clock.part("loss"):
-            loss = trainer.compute_loss(trainer.model, dict(part)) / len(parts)
-        with clock.part("backward"):
-            loss.backward()
-        total += loss.detach().item()
+    try:
+        for part in parts:
+            with clock.part("loss"):
+                loss = trainer.compute_loss(trainer.model, dict(part))
+            with clock.part("backward"):
+                loss.backward()
+            total += loss.detach().item()
+    finally:
+        trainer.current_gradient_accumulation_steps, trainer.args.steps_per_generation = saved
     grads = {n: p.grad.detach().clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
     # the process's CPU seconds (all threads): the work done, whatever else shares the cores
     clock.parts["cpu"] = time.process_time() - cpu_start

@@ -34,9 +34,6 @@ from typing import Callable
 
 import torch
 
-MODES = ("auto", "on", "off")
-
-
 class NotShareable(Exception):
     """The shared-prompt computation does not apply to this model or batch; the message says why."""
 
@@ -75,11 +72,12 @@ def _transformers_model(model):
 
 
 @functools.lru_cache(maxsize=None)
-def _cache_name(model_class: type) -> str:
-    """transformers 5.2x renamed `past_key_values` to `cache` (the old name warns until 5.40); the
+def _cache_name(model_class: type) -> str | None:
+    """The keyword the model's forward takes its key/value cache by (None: it takes none).
+    transformers 5.2x renamed `past_key_values` to `cache` (the old name warns until 5.40); the
     GPU environment pins 5.17, which only knows the old one."""
     params = inspect.signature(model_class.forward).parameters
-    return "cache" if "cache" in params else "past_key_values"
+    return next((name for name in ("cache", "past_key_values") if name in params), None)
 
 
 def cache_kwarg(model) -> str:
@@ -177,7 +175,6 @@ def sharding_reason(trainer) -> str | None:
     model = _transformers_model(trainer.model)
     if getattr(model.config, "is_encoder_decoder", False):
         return "an encoder-decoder model"
-    if "cache" not in inspect.signature(type(model).forward).parameters and \
-            "past_key_values" not in inspect.signature(type(model).forward).parameters:
+    if _cache_name(type(model)) is None:
         return f"{type(model).__name__} takes no key/value cache"
     return None
