@@ -35,6 +35,18 @@ def traced(st, max_order=2):
     return qs, story_traces(st.actions, qs, max_order), Replay(st.actions, max_order)
 
 
+def check_every_question(actions, max_order):
+    """The tracer of a story, and each question it asks with its trace, every trace checked
+    against the independent replay."""
+    tracer, replay = StoryTracer(actions, max_order), Replay(actions, max_order)
+    checked = []
+    for q in generate_questions(tracer.tracker):
+        tr = tracer.trace(q)
+        assert check_trace(tr, replay, q) == q["answer"], q["question"]
+        checked.append((q, tr))
+    return tracer, checked
+
+
 def find(qs, traces, question):
     [(q, tr)] = [(q, tr) for q, tr in zip(qs, traces) if q["question"] == question]
     return q, tr
@@ -177,13 +189,9 @@ def test_every_question_of_10000_sampled_stories_checks():
     for k in range(N_STORIES):
         cond = Conditions(sets[k % len(sets)], 2, 2, 2, 8, asymmetric=(k // len(sets)) % 2 == 1)
         st, _ = sample_story(cond, rng, k, max_order=2)  # orders <= 2 do not depend on it
-        tracer = StoryTracer(st.actions, 4)
-        qs = generate_questions(tracer.tracker)
-        replay = Replay(st.actions, 4)
-        for q in qs:
-            assert check_trace(tracer.trace(q), replay, q) == q["answer"], q["question"]
-            orders.add(q["order"])
-        n_q += len(qs)
+        _, checked = check_every_question(st.actions, 4)
+        orders.update(q["order"] for q, _ in checked)
+        n_q += len(checked)
     assert orders == {0, 1, 2, 3, 4} and n_q > 10 * N_STORIES
     print(f"{N_STORIES} stories, {n_q} questions in {time.perf_counter() - start:.0f} s")
 
@@ -196,11 +204,7 @@ def test_every_question_of_larger_stories_checks():
         aset = list(ACTION_SETS)[k % len(ACTION_SETS)]
         cond = Conditions(aset, 3 + k % 2, 4, 3, 16, asymmetric=k % 3 == 0, max_asymmetric=3)
         st, _ = sample_story(cond, rng, k, max_order=3, constrained=k % 2 == 0)
-        tracer = StoryTracer(st.actions, 3)
-        qs = generate_questions(tracer.tracker)
-        replay = Replay(st.actions, 3)
-        for q in qs:
-            assert check_trace(tracer.trace(q), replay, q) == q["answer"], q["question"]
+        check_every_question(st.actions, 3)
 
 
 def test_export_rows_carry_a_checked_trace_and_sft_can_think_it(tmp_path):
@@ -408,14 +412,8 @@ def test_the_semantics_stories_of_current_values_check():
                 enter("Erin", "kitchen"), announce("Erin", BOX))]
     kept = 0
     for actions in stories:
-        st = story(*actions)
-        tracer = StoryTracer(st.actions, 4)
-        qs = generate_questions(tracer.tracker)
-        replay = Replay(st.actions, 4)
-        for q in qs:
-            tr = tracer.trace(q)
-            assert check_trace(tr, replay, q) == q["answer"], q["question"]
-            kept += "would have seen any change" in tr
+        _, checked = check_every_question(story(*actions).actions, 4)
+        kept += sum("would have seen any change" in tr for _, tr in checked)
     assert kept > 50
 
 
@@ -512,13 +510,7 @@ def test_the_semantics_stories_of_knowing_where_it_is_not_check():
                (*watched, enter("Dave", "kitchen"), announce("Dave", BOX))]
     gone = Counter()
     for actions in stories:
-        st = story(*actions)
-        tracer = StoryTracer(st.actions, 4)
-        qs = generate_questions(tracer.tracker)
-        replay = Replay(st.actions, 4)
-        for q in qs:
-            tr = tracer.trace(q)
-            assert check_trace(tr, replay, q) == q["answer"], q["question"]
+        tracer, _ = check_every_question(story(*actions).actions, 4)
         for (_, chain, _), why in tracer.tracker.kept.items():
             gone[len(chain)] += why[0] == "gone"
     assert all(gone[n] for n in (1, 2, 3, 4)), gone
@@ -569,12 +561,9 @@ def test_every_question_of_message_heavy_stories_checks():
     kept: dict[tuple[str, int], int] = {}
     for k in range(300):
         t = message_heavy_story(k, 3)
-        tracer = StoryTracer(t.actions, 3)
-        replay = Replay(t.actions, 3)
+        tracer, _ = check_every_question(t.actions, 3)
         for (_, chain, _), why in tracer.tracker.kept.items():
             kept[(why[0], len(chain))] = kept.get((why[0], len(chain)), 0) + 1
-        for q in generate_questions(tracer.tracker):
-            assert check_trace(tracer.trace(q), replay, q) == q["answer"], (k, q["question"])
     assert all(kept.get(("current", n)) for n in (1, 2, 3, 4)), kept
     assert kept.get(("stale", 1)) and kept.get(("stale", 2)), kept
     assert kept.get(("gone", 1)), kept
