@@ -34,6 +34,9 @@ from typing import Callable
 
 import torch
 
+from rl import prefix_attention
+
+
 class NotShareable(Exception):
     """The shared-prompt computation does not apply to this model or batch; the message says why."""
 
@@ -106,7 +109,8 @@ def checkpointing_off(model):
 
 def prompt_cache(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, rows: torch.Tensor):
     """The key/value cache of the distinct prompts' first P-1 tokens (in the autograd graph when
-    gradients are on), indexed out to `rows` (a distinct-prompt index per completion)."""
+    gradients are on), indexed out to `rows` (a distinct-prompt index per completion; None: one
+    row per distinct prompt)."""
     from transformers import DynamicCache
     from transformers.cache_utils import DynamicLayer
 
@@ -116,9 +120,19 @@ def prompt_cache(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, row
     cache = _output_cache(out)
     if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
         raise NotShareable(f"the model's cache ({type(cache).__name__}) is not a plain key/value cache")
-    for layer in cache.layers:
-        layer.keys, layer.values = _spread(layer.keys, rows), _spread(layer.values, rows)
+    if rows is not None:
+        for layer in cache.layers:
+            layer.keys, layer.values = _spread(layer.keys, rows), _spread(layer.values, rows)
     return cache
+
+
+def _prefix_group(model, rows: torch.Tensor, units: int) -> int | None:
+    """G when the completions can read their prompt's cache once per group (rl.prefix_attention):
+    each prompt's G rows side by side, and a model that attends with sdpa, whose masks that
+    attention takes; None: the cache is spread to every row instead."""
+    if _transformers_model(model).config._attn_implementation != "sdpa":
+        return None
+    return prefix_attention.grouped(rows, units)
 
 
 def shared_logps(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
@@ -136,10 +150,18 @@ def shared_logps(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, l
     tail_ids = input_ids[:, width - 1:]
     labels = tail_ids.masked_fill(attention_mask[:, width - 1:] == 0, -100)
     labels[:, 0] = -100  # the last prompt token only predicts the first completion token
+    group = _prefix_group(model, rows, len(first))
     with checkpointing_off(model), autocast():
-        cache = prompt_cache(model, prompt_ids[first], prompt_mask[first], rows)
-        out = model(input_ids=tail_ids, attention_mask=attention_mask, labels=labels, fused_lm_head=True,
-                    **{cache_kwarg(model): cache})
+        if group is None:
+            cache = prompt_cache(model, prompt_ids[first], prompt_mask[first], rows)
+            attention = contextlib.nullcontext()
+        else:
+            cache = prefix_attention.shared_prefix_cache(
+                prompt_cache(model, prompt_ids[first], prompt_mask[first], None), group)
+            attention = prefix_attention.attention_of(model)
+        with attention:
+            out = model(input_ids=tail_ids, attention_mask=attention_mask, labels=labels, fused_lm_head=True,
+                        **{cache_kwarg(model): cache})
     return out.log_probs, (out.entropy if compute_entropy else None)
 
 
@@ -155,9 +177,16 @@ def prefill_once(generate: Callable, model) -> Callable:
         first, rows = unique_prompts(input_ids, attention_mask)
         if len(first) == len(input_ids):
             return generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+        group = _prefix_group(model, rows, len(first))
+        if group is None:
+            with torch.no_grad():
+                cache = prompt_cache(model, input_ids[first], attention_mask[first], rows)
+            return generate(input_ids=input_ids, attention_mask=attention_mask, **{cache_kwarg(model): cache}, **kwargs)
         with torch.no_grad():
-            cache = prompt_cache(model, input_ids[first], attention_mask[first], rows)
-        return generate(input_ids=input_ids, attention_mask=attention_mask, **{cache_kwarg(model): cache}, **kwargs)
+            cache = prefix_attention.shared_prefix_cache(
+                prompt_cache(model, input_ids[first], attention_mask[first], None), group)
+        with prefix_attention.attention_of(model):
+            return generate(input_ids=input_ids, attention_mask=attention_mask, **{cache_kwarg(model): cache}, **kwargs)
 
     return generate_shared
 

@@ -5,10 +5,12 @@ Each test builds the same trainer twice from the same weights, one with `grpo.sh
 log-probabilities and entropies (1e-5 absolute, fp32), the loss and every parameter's gradient
 (1e-4 relative) on one scored batch: left-padded prompts of three lengths, completions cut at
 different lengths (right padding), with the old log-probabilities (num_iterations 2), the
-reference model (beta > 0), LoRA, gradient checkpointing and bf16 autocast.
+reference model (beta > 0), LoRA, gradient checkpointing and bf16 autocast; and that each group's
+completions read one copy of its prompt's cache (rl.prefix_attention) where the rows allow it.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 
@@ -106,20 +108,40 @@ def _loss_and_grads(trainer, inputs):
     return loss.detach(), {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
 
 
+@contextlib.contextmanager
+def _prompt_cache_read_once_per_group():
+    """Counts the layer passes in which the completions read their group's one copy of the prompt's
+    cache (rl.prefix_attention) and asserts there were some."""
+    from rl import prefix_attention
+
+    calls = []
+    update = prefix_attention.SharedPrefixLayer.update
+
+    def counting(self, *args, **kwargs):
+        calls.append(self.group)
+        return update(self, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(prefix_attention.SharedPrefixLayer, "update", counting)
+        yield calls
+    assert calls and set(calls) == {G}
+
+
 def _assert_same_step(trl_own, shared, inputs, rel=1e-4, logp_abs=1e-5, entropy_abs=1e-5):
     from rl.bench_step import grad_rel_diff
 
     ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
     mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
     keep = inputs["completion_ids"].size(1)
-    with torch.no_grad():
+    with torch.no_grad(), _prompt_cache_read_once_per_group():
         want = trl_own._get_per_token_logps_and_entropies(trl_own.model, ids, mask, keep, compute_entropy=True)
         got = shared._get_per_token_logps_and_entropies(shared.model, ids, mask, keep, compute_entropy=True)
     real = inputs["completion_mask"].bool()
     assert (got[0] - want[0])[real].abs().max().item() <= logp_abs
     assert (got[1] - want[1])[real].abs().max().item() <= entropy_abs
     loss_want, grads_want = _loss_and_grads(trl_own, inputs)
-    loss_got, grads_got = _loss_and_grads(shared, inputs)
+    with _prompt_cache_read_once_per_group():
+        loss_got, grads_got = _loss_and_grads(shared, inputs)
     assert grads_want and grads_got.keys() == grads_want.keys()
     assert abs(loss_got.item() - loss_want.item()) <= rel * max(1.0, abs(loss_want.item()))
     assert grad_rel_diff(grads_want, grads_got) <= rel
@@ -148,6 +170,55 @@ def test_a_group_is_spread_by_a_view_with_the_gathers_gradient():
         (y.index_select(0, rows) * weights).sum().backward()
         assert torch.equal(_spread(x, rows), x.index_select(0, rows))
         assert torch.allclose(x.grad, y.grad, atol=1e-6)
+
+
+@pytest.mark.parametrize("q_len", [1, 5])
+def test_attention_over_one_prompt_cache_per_group_is_attention_over_each_rows_copy(q_len):
+    """rl.prefix_attention against transformers' sdpa over each row's whole cache: 3 prompts x 4
+    rows, 6 query heads on 2 key/value heads, prompts left-padded to 7 positions, a causal mask
+    over the rows' own tokens; outputs and the gradients of queries, keys and values."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    from rl import prefix_attention
+
+    torch.manual_seed(0)
+    units, group, heads, kv_heads, prefix, own, dim = 3, 4, 6, 2, 7, q_len + 3, 8
+    rows = units * group
+    module = torch.nn.Module()
+    module.num_key_value_groups, module.is_causal, module.training = heads // kv_heads, True, False
+    query = torch.randn(rows, heads, q_len, dim, requires_grad=True)
+    keys_p, values_p = (torch.randn(units, kv_heads, prefix, dim, requires_grad=True) for _ in range(2))
+    keys_o, values_o = (torch.randn(rows, kv_heads, own, dim, requires_grad=True) for _ in range(2))
+    padding = torch.tensor([0, 2, 5]).repeat_interleave(group)  # left padding of each prompt
+    positions = torch.arange(prefix + own)
+    mask = (positions >= padding[:, None])[:, None, None, :].expand(rows, 1, q_len, prefix + own).clone()
+    mask[..., prefix:] &= torch.arange(own)[None, :] <= torch.arange(own - q_len, own)[:, None]  # causal
+    spread = [t.repeat_interleave(group, 0) for t in (keys_p, values_p)]
+    want, _ = sdpa_attention_forward(module, query, torch.cat([spread[0], keys_o], 2),
+                                     torch.cat([spread[1], values_o], 2), mask, scaling=dim ** -0.5)
+    layer = prefix_attention.SharedPrefixLayer(keys_p, values_p, group)
+    k, v = layer.update(keys_o, values_o)
+    got, _ = prefix_attention._attention(module, query, k, v, mask, scaling=dim ** -0.5)
+    assert layer.get_seq_length() == prefix + own
+    assert (got - want).abs().max().item() < 1e-5
+    weights = torch.randn_like(want)
+    inputs = (query, keys_p, values_p, keys_o, values_o)
+    grads_want = torch.autograd.grad((want * weights).sum(), inputs)
+    grads_got = torch.autograd.grad((got * weights).sum(), inputs)
+    for g_got, g_want in zip(grads_got, grads_want):
+        assert (g_got - g_want).abs().max().item() < 1e-5
+
+
+def test_a_completion_cache_grows_by_doubling_and_keeps_every_token():
+    from rl import prefix_attention
+
+    prefix = torch.randn(2, 1, 3, 4)
+    layer = prefix_attention.SharedPrefixLayer(prefix, prefix, group=2)
+    steps = [torch.randn(4, 1, 1, 4) for _ in range(40)]
+    for step in steps:
+        keys, values = layer.update(step, step)
+    assert torch.equal(keys, torch.cat(steps, 2)) and layer.get_seq_length() == 43
+    assert layer._keys.size(2) == 64  # 16, 32, 64: three allocations for 40 tokens
 
 
 @pytest.mark.parametrize("setting", [
@@ -192,7 +263,8 @@ def test_generation_prefills_once_and_samples_what_trl_samples(tiny, tmp_path):
     torch.manual_seed(5)
     want, _ = trl_own._generate_single_turn(prompts, None, {}, G)
     torch.manual_seed(5)
-    got, _ = shared._generate_single_turn(prompts, None, {}, G)
+    with _prompt_cache_read_once_per_group():
+        got, _ = shared._generate_single_turn(prompts, None, {}, G)
     assert got == want
     assert calls[0][0] == 3  # the prefill: three distinct prompts, not twelve rows
     assert all(shape[0] == 3 * G and shape[1] == 1 for shape in calls[1:])  # then one token a row
