@@ -48,8 +48,8 @@ from eval.stats import paired_bootstrap, wilson  # noqa: E402
 
 CHECKPOINTS = ("base", "sft", "grpo")
 # The goal of the real-model recipe (issue 29): these gain >= 10 points beyond the interval
-GOAL_BENCHMARKS = ("tomi", "hitom")
-GOAL_POINTS = 10.0
+# (`make demo`'s quick profile asks ToMi +15 and Hi-ToM +8: --goal tomi=15 --goal hitom=8)
+GOALS = {"tomi": 10.0, "hitom": 10.0}
 
 
 class ReportError(RuntimeError):
@@ -84,7 +84,7 @@ def _shares(entry: dict[str, Any]) -> dict[str, float | None]:
     return {k: (read.get(k, 0) / total if total else None) for k in ("tag", "fallback", "unparsed")}
 
 
-def summarise(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def summarise(runs: dict[str, dict[str, Any]], goal_points: dict[str, float] | None = None) -> dict[str, Any]:
     """summary.json: per benchmark, each checkpoint's figures and the paired differences."""
     names = [n for n in runs[next(iter(runs))]["benchmarks"]
              if all(n in r["benchmarks"] for r in runs.values())]
@@ -114,7 +114,7 @@ def summarise(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
             paired[f"{new}-{old}"] = {"n": len(common), "diff": diff, "ci_low": lo, "ci_high": hi,
                                       "verdict": "gain" if lo > 0 else "loss" if hi < 0 else "no change"}
         out["benchmarks"][name] = {"checkpoints": per, "paired": paired}
-    out["goals"] = goals(out, ckpts)
+    out["goals"] = goals(out, ckpts, goal_points or GOALS)
     out["caveats"] = caveats(out, ckpts)
     return out
 
@@ -148,21 +148,78 @@ def caveats(summary: dict[str, Any], ckpts: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def goals(summary: dict[str, Any], ckpts: list[str]) -> dict[str, Any]:
-    """The recipe's goal: the final checkpoint against the base gains >= 10 points beyond its
-    interval on ToMi and Hi-ToM, and no benchmark falls beyond its interval."""
+def goals(summary: dict[str, Any], ckpts: list[str], goal_points: dict[str, float]) -> dict[str, Any]:
+    """The recipe's goal: the final checkpoint against the base gains the given points (with its
+    interval above zero) on each goal benchmark, and no benchmark falls beyond its interval."""
     final = ckpts[-1]
     key = f"{final}-{ckpts[0]}"
     gains = {}
-    for name in GOAL_BENCHMARKS:
+    for name, points in goal_points.items():
         p = summary["benchmarks"].get(name, {}).get("paired", {}).get(key)
-        gains[name] = None if p is None else {
-            "diff_points": 100 * p["diff"], "ci_low_points": 100 * p["ci_low"],
-            "met": 100 * p["diff"] >= GOAL_POINTS and p["ci_low"] > 0}
+        gains[name] = {"goal_points": points} if p is None else {
+            "goal_points": points, "diff_points": 100 * p["diff"], "ci_low_points": 100 * p["ci_low"],
+            "ci_high_points": 100 * p["ci_high"], "met": 100 * p["diff"] >= points and p["ci_low"] > 0}
     fell = sorted(n for n, b in summary["benchmarks"].items()
                   if b["paired"].get(key, {}).get("verdict") == "loss")
     return {"final": final, "against": ckpts[0], "gains": gains, "fell": fell,
-            "met": all(g and g["met"] for g in gains.values()) and not fell}
+            "met": all(g.get("met") for g in gains.values()) and not fell}
+
+
+def goal_lines(summary: dict[str, Any]) -> list[str]:
+    """The goal as a Markdown table and a line on what fell (the report's first section, and what
+    the demo prints when it ends)."""
+    g = summary["goals"]
+    lines = [f"| goal: {g['final']} - {g['against']} | points | 95% interval | goal | met |",
+             "|---|---:|---|---:|---|"]
+    for name, gain in g["gains"].items():
+        if "diff_points" not in gain:
+            lines.append(f"| {display(name)} | – | not evaluated | +{gain['goal_points']:g} | no |")
+            continue
+        lines.append(f"| {display(name)} | {gain['diff_points']:+.1f} | {gain['ci_low_points']:+.1f} to "
+                     f"{gain['ci_high_points']:+.1f} | +{gain['goal_points']:g} | "
+                     f"{'**yes**' if gain['met'] else 'no'} |")
+    lines += ["", "Benchmarks that fell beyond their interval: "
+              + (", ".join(display(n) for n in g["fell"]) if g["fell"] else "none") + ".",
+              f"Goal {'**met**' if g['met'] else '**not met**'} (every goal benchmark gains its "
+              "points with its interval above zero, and none falls)."]
+    return lines
+
+
+SHORTCUT_GAIN = 10.0  # points on true beliefs that, without false beliefs, read as the last-container shortcut
+BELIEF_PROGRESS = 5.0
+
+
+def belief_kinds(groups: dict[str, Any], ckpts: list[str]) -> dict[str, dict[str, float | None]]:
+    """Accuracy per checkpoint on true and false beliefs of every order pooled, reality and memory."""
+    out: dict[str, dict[str, float | None]] = {}
+    for kind in ("true belief", "false belief", "reality", "memory"):
+        rows = [e for g, e in groups.items() if g == kind or g.startswith(f"{kind}, order ")]
+        per: dict[str, float | None] = {}
+        for c in ckpts:
+            figures = [(e["models"][c]["n"], e["models"][c]["accuracy"]) for e in rows
+                       if c in e.get("models", {}) and e["models"][c]["accuracy"] is not None]
+            n = sum(k for k, _ in figures)
+            per[c] = sum(k * a for k, a in figures) / n if n else None
+        if any(v is not None for v in per.values()):
+            out[kind] = per
+    return out
+
+
+def kind_verdict(kinds: dict[str, dict[str, float | None]], ckpts: list[str]) -> str | None:
+    """A sentence when the gain on beliefs is on true beliefs alone: what the shortcut of the
+    last container named scores (the gold of every true-belief question of ToMi), not belief
+    tracking."""
+    first, last = ckpts[0], ckpts[-1]
+    tb, fb = kinds.get("true belief", {}), kinds.get("false belief", {})
+    if None in (tb.get(first), tb.get(last), fb.get(first), fb.get(last)):
+        return None
+    d_tb, d_fb = 100 * (tb[last] - tb[first]), 100 * (fb[last] - fb[first])
+    if d_tb >= SHORTCUT_GAIN and d_fb < BELIEF_PROGRESS:
+        return (f"The gain is on true beliefs ({d_tb:+.1f} points) and not on false beliefs ({d_fb:+.1f}): "
+                "answering the last container the story names scores the former and fails the latter, "
+                "so this is that shortcut, not belief tracking.")
+    return (f"True beliefs {d_tb:+.1f} points, false beliefs {d_fb:+.1f}: the gain is not on true beliefs "
+            "alone." if d_tb >= SHORTCUT_GAIN else None)
 
 
 def _pct(x: float | None) -> str:
@@ -180,7 +237,16 @@ def markdown(s: dict[str, Any], facts: list[str]) -> str:
     ckpts = s["checkpoints"]
     pair_keys = [f"{c}-{ckpts[0]}" for c in ckpts[1:]] + (
         [f"{ckpts[-1]}-{ckpts[-2]}"] if len(ckpts) > 2 else [])
-    lines = ["# Transfer report", "", *facts, "",
+    lines = ["# Transfer report", "", *goal_lines(s), "", "![accuracy per benchmark and checkpoint](transfer.png)", ""]
+    for name, b in s["benchmarks"].items():
+        kinds = belief_kinds(b.get("shortcuts") or {}, ckpts)
+        if kinds:
+            lines.append(f"- {display(name)} by question kind ({' -> '.join(ckpts)}): " + "; ".join(
+                f"{kind} " + " -> ".join(_pct(per.get(c)) for c in ckpts) for kind, per in kinds.items()) + ".")
+            verdict = kind_verdict(kinds, ckpts)
+            if verdict:
+                lines.append(f"  {verdict}")
+    lines += ["", *facts, "",
              "Accuracy per item in percent (95% Wilson interval); differences in points, paired on "
              "the same items (95% bootstrap interval; bold where the interval excludes zero).", "",
              "| benchmark | items | chance | " + " | ".join(ckpts) + " | "
@@ -194,18 +260,6 @@ def markdown(s: dict[str, Any], facts: list[str]) -> str:
         lines.append(f"| {display(name)} | {first['n']} | {_pct(first['chance'])} | "
                      + " | ".join(cells) + " | "
                      + " | ".join(_diff(b["paired"].get(k)) for k in pair_keys) + " |")
-    g = s["goals"]
-    lines += ["", "## Goal", ""]
-    for name, gain in g["gains"].items():
-        if gain is None:
-            lines.append(f"- {display(name)}: not evaluated.")
-        else:
-            lines.append(f"- {display(name)}: {g['final']} - {g['against']} "
-                         f"{gain['diff_points']:+.1f} points (interval from "
-                         f"{gain['ci_low_points']:+.1f}): goal of +{GOAL_POINTS:.0f} beyond the "
-                         f"interval **{'met' if gain['met'] else 'not met'}**.")
-    lines.append("- Benchmarks that fell beyond their interval: "
-                 + (", ".join(display(n) for n in g["fell"]) if g["fell"] else "none") + ".")
     if s.get("caveats"):
         lines += ["", "Gains that need not be Theory of Mind:", ""]
         lines += [f"- {display(n)}: " + "; ".join(notes) + "." for n, notes in s["caveats"].items()]
@@ -215,8 +269,7 @@ def markdown(s: dict[str, Any], facts: list[str]) -> str:
         for name in shortcut_names:
             lines += [f"### {display(name)}", "",
                       *shortcut_table(s["benchmarks"][name]["shortcuts"], ckpts), ""]
-    lines += ["", "![accuracy per benchmark and checkpoint](transfer.png)", "",
-              "## How the replies were read", "",
+    lines += ["", "## How the replies were read", "",
               "Share of replies read by their answer tags / by the fallback for untagged replies "
               "/ not at all (scored wrong, counted apart); the most-chosen option position and "
               "its share of the multiple-choice answers (a habit shows as one letter far above "
@@ -239,7 +292,8 @@ def markdown(s: dict[str, Any], facts: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build(out: Path, checkpoints: tuple[str, ...] = CHECKPOINTS) -> dict[str, Any]:
+def build(out: Path, checkpoints: tuple[str, ...] = CHECKPOINTS,
+          goal_points: dict[str, float] | None = None) -> dict[str, Any]:
     runs = {}
     for ckpt in checkpoints:
         folder = out / "eval" / ckpt
@@ -248,11 +302,12 @@ def build(out: Path, checkpoints: tuple[str, ...] = CHECKPOINTS) -> dict[str, An
     if len(runs) < 2:
         raise ReportError(f"{out / 'eval'}: need results of at least two of "
                           f"{', '.join(checkpoints)} (eval run -o {out / 'eval'}/<checkpoint>)")
-    s = summarise(runs)
+    s = summarise(runs, goal_points)
     kinds = table_of_runs({c: run_samples(out / "eval" / c)[1] for c in runs})
     for name, groups in kinds.items():
         if name in s["benchmarks"]:
             s["benchmarks"][name]["shortcuts"] = groups
+            s["benchmarks"][name]["kinds"] = belief_kinds(groups, list(runs))
     rep = out / "report"
     rep.mkdir(parents=True, exist_ok=True)
     plot_transfer(s, rep / "transfer.png")
@@ -269,15 +324,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="the run's folder (its eval/<checkpoint>/ results)")
     p.add_argument("--checkpoints", nargs="+", default=list(CHECKPOINTS),
                    help="checkpoint folders under OUT/eval, the first the base (default: base sft grpo)")
+    p.add_argument("--goal", action="append", type=_goal, metavar="NAME=POINTS",
+                   help="a goal benchmark and the points the last checkpoint must gain over the base, "
+                        "interval above zero (repeatable; default: tomi=10 hitom=10)")
     args = p.parse_args(argv)
     try:
-        s = build(Path(args.out), tuple(args.checkpoints))
+        s = build(Path(args.out), tuple(args.checkpoints), dict(args.goal) if args.goal else None)
     except (ReportError, OSError, ValueError) as e:
         print(f"error: {describe_error(e)}", file=sys.stderr)
         return 2
     print(f"report: {Path(args.out) / 'report' / 'report.md'} (and report.html)")
     print("goal " + ("met" if s["goals"]["met"] else "not met") + ": " + json.dumps(s["goals"]))
     return 0
+
+
+def _goal(text: str) -> tuple[str, float]:
+    name, sep, points = text.partition("=")
+    try:
+        return name, float(points) if sep and name else float("x")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--goal takes NAME=POINTS (e.g. tomi=15), got {text!r}") from None
 
 
 if __name__ == "__main__":

@@ -31,3 +31,50 @@ def test_gains_explained_by_a_habit_or_an_unreadable_base_are_named():
                               "chance level (25.0) over the option orders"]
     assert notes["unread"] == ["the base's replies were unreadable on 60% (scored wrong), so "
                                "any readable answer gains"]
+
+
+def _paired(diff, lo, hi):
+    return {"paired": {"sft-base": {"diff": diff, "ci_low": lo, "ci_high": hi,
+                                    "verdict": "gain" if lo > 0 else "loss" if hi < 0 else "no change"}}}
+
+
+def test_goals_take_each_benchmarks_points_and_need_the_interval_above_zero():
+    summary = {"benchmarks": {"tomi": _paired(0.16, 0.05, 0.27), "hitom": _paired(0.09, -0.01, 0.19),
+                              "bigtom": _paired(-0.04, -0.07, -0.01)}}
+    g = transfer_report.goals(summary, ["base", "sft"], {"tomi": 15, "hitom": 8, "opentom": 5})
+    assert g["gains"]["tomi"]["met"] is True                 # +16 >= 15, interval from +5
+    assert g["gains"]["hitom"]["met"] is False               # +9 >= 8 but the interval reaches -1
+    assert g["gains"]["opentom"] == {"goal_points": 5}       # not evaluated
+    assert g["fell"] == ["bigtom"] and g["met"] is False
+    lines = transfer_report.goal_lines({"goals": g})
+    assert lines[2] == "| ToMi | +16.0 | +5.0 to +27.0 | +15 | **yes** |"
+    assert lines[3] == "| Hi-ToM | +9.0 | -1.0 to +19.0 | +8 | no |"
+    assert lines[4] == "| OpenToM | – | not evaluated | +5 | no |"
+    assert lines[-2] == "Benchmarks that fell beyond their interval: BigToM."
+
+
+def _group(n, base, sft):
+    return {"n": n, "models": {"base": {"n": n, "accuracy": base}, "sft": {"n": n, "accuracy": sft}}}
+
+
+def test_a_gain_on_true_beliefs_alone_is_called_the_last_container_shortcut():
+    groups = {"reality": _group(10, 0.4, 0.4), "memory": _group(10, 0.5, 0.9),
+              "belief, order 1": _group(30, 0.3, 0.6),  # pooled rows are not counted twice
+              "true belief, order 1": _group(20, 0.3, 0.9), "true belief, order 2": _group(20, 0.4, 0.8),
+              "false belief, order 1": _group(10, 0.2, 0.2), "false belief, order 2": _group(30, 0.1, 0.1)}
+    kinds = transfer_report.belief_kinds(groups, ["base", "sft"])
+    assert abs(kinds["true belief"]["base"] - 0.35) < 1e-9 and abs(kinds["true belief"]["sft"] - 0.85) < 1e-9
+    assert abs(kinds["false belief"]["base"] - 0.125) < 1e-9 and kinds["memory"]["sft"] == 0.9
+    verdict = transfer_report.kind_verdict(kinds, ["base", "sft"])
+    assert verdict.startswith("The gain is on true beliefs (+50.0 points) and not on false beliefs (+0.0)")
+    groups["false belief, order 2"] = _group(30, 0.1, 0.5)
+    kinds = transfer_report.belief_kinds(groups, ["base", "sft"])
+    assert "not on true beliefs alone" in transfer_report.kind_verdict(kinds, ["base", "sft"])
+
+
+def test_a_goal_that_is_not_name_equals_points_is_one_error_line(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        transfer_report.main(["--out", "x", "--goal", "tomi"])
+    assert "--goal takes NAME=POINTS (e.g. tomi=15), got 'tomi'" in capsys.readouterr().err
