@@ -1,23 +1,33 @@
 """Model backends by kind: the modules of `eval/backends/kinds/`, found by their files and each
 imported only when asked for (the HTTP backends need no torch, and vLLM exists only where it is
-installed). Adding a backend is adding its module there (defining `BACKEND`) and its test."""
+installed). Adding a backend is adding its module there (defining `BACKEND`) and its test. The
+modules are looked for in the folders of the `kinds` package (its `__path__`, eval.registry)."""
 from __future__ import annotations
 
 import importlib
 import inspect
-from pathlib import Path
 from typing import Any, Mapping
 
+from eval.backends import kinds
 from eval.backends.base import Backend, Completion, GenerationConfig, ScriptedBackend
 from eval.paths import missing_local_model
+from eval.registry import module_names
 
 __all__ = ["BACKENDS", "Backend", "BackendConfigError", "BackendError", "Completion", "GenerationConfig",
-           "ScriptedBackend", "load_backend"]
+           "ScriptedBackend", "discover", "load_backend"]
 
-# kind -> its module, from the files of eval/backends/kinds/ (not imported here)
-BACKENDS = {p.stem: f"eval.backends.kinds.{p.stem}"
-            for p in sorted((Path(__file__).resolve().parent / "kinds").glob("*.py"))
-            if not p.stem.startswith("_")}
+BACKENDS: dict[str, str] = {}  # kind -> its module (not imported here)
+
+
+def discover() -> None:
+    """Fill `BACKENDS` from the files in the folders of `eval.backends.kinds`, in place, so that
+    every module that imported it sees a folder added to that package's `__path__` after the
+    import."""
+    BACKENDS.clear()
+    BACKENDS.update({kind: f"{kinds.__name__}.{kind}" for kind in module_names(kinds.__path__)})
+
+
+discover()
 
 
 class BackendError(RuntimeError):

@@ -116,6 +116,9 @@ class Benchmark:
     load: Callable[[Path], list[Row]]  # path: a file or folder in the original release format
     default_dir: str = ""  # folder name under shared_benchmarks_dir()
     hub_id: str | None = None  # Hugging Face dataset id, used only when online
+    # whether shared_benchmarks_dir() holds a sample of it; the tests read tests/eval/fixtures/<name>,
+    # a few items in its release layout, for one that has none there
+    shared_sample: bool = True
     breakdowns: tuple[str, ...] = ()  # meta keys reported separately
     primary_metric: str = "accuracy"
     score: Callable[[Row, str], Record] = default_score

@@ -247,6 +247,7 @@ BENCHMARK = Benchmark(
     load=load,
     default_dir="exploretom",
     hub_id=None,  # our own data: pass the folder the exploretom exporter wrote
+    shared_sample=False,
     breakdowns=BREAKDOWNS,
     checks=("derived",),
     notes="Accuracy under each row's answer_type rule, per order, property, interesting, kind and "

@@ -84,6 +84,7 @@ BENCHMARK = Benchmark(
     load=load,
     default_dir="simpletom",
     hub_id="allenai/SimpleToM",
+    shared_sample=False,  # its data is only on the hub: the shared folder holds its FORMAT.md
     breakdowns=("question_kind",),
     notes="Two-option multiple choice; accuracy separately for mental state, behaviour and "
     "judgment questions.",

@@ -6,7 +6,6 @@ tests/eval/benchmarks/test_<name>.py."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import pytest
 
@@ -14,11 +13,8 @@ from eval.answers import tagged
 from eval.benchmarks import BENCHMARKS, get_benchmark
 from eval.benchmarks.base import scripted_metrics
 from eval.rows import meta, validate_row
+from tests.eval.sample_rows import sample_rows
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-# no shared sample: SimpleToM's shared folder holds only its FORMAT.md, ExploreToM is our own data
-# (the release CSV's layout is the fixture)
-SOURCE = {"simpletom": FIXTURES / "simpletom", "exploretom": FIXTURES / "exploretom"}
 # FANToM's free-text questions need the embedding judge, whose import alone takes ~18 s: they are
 # tested once in test_fantom.py
 OPTIONS = {"fantom": {"judge": False}}
@@ -27,7 +23,7 @@ OPTIONS = {"fantom": {"judge": False}}
 @pytest.fixture(scope="module", params=list(BENCHMARKS))
 def loaded(request):
     bench = get_benchmark(request.param)
-    return bench, bench.load_rows(SOURCE.get(bench.name), **OPTIONS.get(bench.name, {}))
+    return bench, sample_rows(bench, **OPTIONS.get(bench.name, {}))
 
 
 def answer(text: str) -> str:

@@ -16,19 +16,21 @@ import pytest
 
 from eval.benchmarks import get_benchmark
 from eval.benchmarks.base import BenchmarkFormatError
+from tests.eval.sample_rows import sample_path
 
 REAL_RUNS = Path(__file__).resolve().parents[3] / "runs" / "real"
 
 
 @pytest.fixture(scope="module")
 def sample(request):
-    """The shared sample of the test module's `BENCHMARK` (its default folder)."""
-    return request.module.BENCHMARK.default_path()
+    """The sample of the test module's `BENCHMARK`: its shared one, or its fixture where its
+    module says it has none (tests/eval/sample_rows.py)."""
+    return sample_path(request.module.BENCHMARK)
 
 
 @pytest.fixture(scope="module")
 def rows(request, sample):
-    """The rows the test module's `BENCHMARK` loads from its shared sample."""
+    """The rows the test module's `BENCHMARK` loads from its sample."""
     return request.module.BENCHMARK.load_rows(sample)
 
 

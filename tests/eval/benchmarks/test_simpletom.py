@@ -24,16 +24,6 @@ def items():
     ]
 
 
-@pytest.fixture(scope="module")
-def sample():
-    return FIXTURE  # no shared sample: the release's layout as a fixture
-
-
-@pytest.fixture(scope="module")
-def rows():
-    return BENCHMARK.load_rows(FIXTURE)
-
-
 def run(rows, answer_of):
     return scripted_metrics(BENCHMARK, rows, answer_of)
 
