@@ -12,16 +12,18 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 
 class InputError(ValueError):
     """Bad input file: the message names the file and line."""
 
 
-def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+def iter_lines(path: str | Path, *, torn: Callable[[int], None] | None = None
+               ) -> Iterator[tuple[int, str]]:
     """(line number, text) of the non-empty lines of a file; InputError names the file, and the
-    line of one that is not UTF-8."""
+    line of one that is not UTF-8, unless `torn` is given: such a line (a write cut within a
+    character) is then passed over and its number given to `torn`."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: " + ("is a folder, expected a file" if p.is_dir() else "no such file"))
@@ -30,23 +32,34 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:
+                if torn is not None:
+                    torn(n)
+                    continue
                 raise InputError(f"{p}: line {n}: not UTF-8 text ({e.reason})") from None
             if line.strip():
                 yield n, line
 
 
-def numbered_records(path: str | Path, *, skip_torn: bool = False
+def _ignore(n: int) -> None:
+    pass
+
+
+def numbered_records(path: str | Path, *, skip_torn: bool = False,
+                     on_torn: Callable[[int], None] | None = None
                      ) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-empty line of a JSON Lines file, read lazily: the one
     reader of every JSONL file the project reads (releases, rows, runs' own records). InputError
     `FILE: line N: not valid JSON (...)` or `...: expected a JSON object, got list`. `skip_torn`
-    passes over lines that are not JSON, as a killed writer leaves them, for readers of a run
-    still being written; a line of JSON that is not an object still fails."""
-    for n, line in iter_lines(path):
+    passes over lines that are not JSON (or not UTF-8: cut within a character), as a killed
+    writer leaves them, for readers of a run still being written, and gives each one's number to
+    `on_torn`; a line of JSON that is not an object still fails."""
+    torn = (on_torn or _ignore) if skip_torn else None
+    for n, line in iter_lines(path, torn=torn):
         try:
             obj = json.loads(line)
         except (json.JSONDecodeError, RecursionError) as e:
-            if skip_torn:
+            if torn is not None:
+                torn(n)
                 continue
             why = f"{e.msg}, column {e.colno}" if isinstance(e, json.JSONDecodeError) else "nested too deeply"
             raise InputError(f"{path}: line {n}: not valid JSON ({why})") from None

@@ -30,7 +30,7 @@ from eval.answers.reading import FALLBACK, HOW, NONE, TAG
 from eval.backends.base import Backend, Completion, GenerationConfig
 from eval.benchmarks import get_benchmark
 from eval.benchmarks.base import REPO_ROOT, Benchmark, BenchmarkFormatError, Record, Row, mean, record_for
-from eval.jsonl import write_json, write_jsonl
+from eval.jsonl import numbered_records, write_json, write_jsonl
 from eval.results import SCHEMA_VERSION
 from eval.option_orders import with_option_orders
 from eval.rows import resolve_system_prompt, with_system_prompt
@@ -123,25 +123,22 @@ class SampleFile:
             return {}, 0
         by_id: dict[str, dict[int, dict]] = {}
         dropped = 0
-        with self.path.open(encoding="utf-8", errors="replace") as f:
-            for lineno, text in enumerate(f, 1):
-                if not text.strip():
-                    continue
-                try:
-                    line = json.loads(text)
-                except json.JSONDecodeError:
-                    # the last line of a killed run may be cut short; anything else is damage
-                    log(f"warning: {self.path}: line {lineno}: unreadable, its sample will be redone")
-                    dropped += 1
-                    continue
-                rid = line.get("id") if isinstance(line, dict) else None
-                sample = line.get("sample", 0) if isinstance(line, dict) else None
-                if (rid not in prompt_shas or line.get("run_key") != self.key
-                        or line.get("prompt_sha") != prompt_shas[rid] or not isinstance(sample, int)
-                        or not isinstance(line.get("response"), str)):
-                    dropped += 1
-                    continue
-                by_id.setdefault(rid, {})[sample] = line
+
+        def unreadable(lineno: int) -> None:
+            # the last line of a killed run may be cut short; anything else is damage
+            nonlocal dropped
+            log(f"warning: {self.path}: line {lineno}: unreadable, its sample will be redone")
+            dropped += 1
+
+        # a line of JSON that is not an object was not written by a run: one-line InputError
+        for _, line in numbered_records(self.path, skip_torn=True, on_torn=unreadable):
+            rid, sample = line.get("id"), line.get("sample", 0)
+            if (rid not in prompt_shas or line.get("run_key") != self.key
+                    or line.get("prompt_sha") != prompt_shas[rid] or not isinstance(sample, int)
+                    or not isinstance(line.get("response"), str)):
+                dropped += 1
+                continue
+            by_id.setdefault(rid, {})[sample] = line
         complete = {rid: [s[k] for k in range(n)] for rid, s in by_id.items()
                     if all(k in s for k in range(n))}
         return complete, dropped

@@ -17,9 +17,9 @@ they earn nothing, and a rising share is a policy probing the reader). Accuracy 
 outcome reward, so it requires the format. TRL itself logs `rewards/format_reward/mean` and
 `rewards/outcome_reward/mean`.
 
-`overlong_reward(max_length, buffer)` builds DAPO's soft overlong penalty (Yu et al. 2025, eq. 13),
-an optional third reward: 0 up to `max_length - buffer` completion tokens, then falling linearly to
--1 at `max_length` (where generation is cut). It is the alternative to masking truncated
+`overlong_reward(max_length, buffer)` is DAPO's soft overlong penalty (Yu et al. 2025, eq. 13) as TRL
+ships it, an optional third reward: 0 up to `max_length - buffer` completion tokens, then falling
+linearly to -1 at `max_length` (where generation is cut). It is the alternative to masking truncated
 completions out of the loss (`grpo.mask_truncated_completions`): masking ignores them, the penalty
 teaches the policy to finish before the limit, smoothly rather than with a cliff.
 
@@ -123,26 +123,21 @@ def total_reward(completion: Any, gold: str, answer_type: str, choices: Sequence
     return answers.format_reward(text) + answers.outcome_reward(text, gold, answer_type, list(choices))
 
 
-def soft_overlong_penalty(length: int, max_length: int, buffer: int) -> float:
-    """DAPO's R_length for a completion of `length` tokens: 0 when it ends at least `buffer` tokens
-    before `max_length`, -1 at or beyond `max_length`, linear in between."""
-    start = max_length - buffer
-    if length <= start:
-        return 0.0
-    return -min(length - start, buffer) / buffer
-
-
 def overlong_reward(max_length: int, buffer: int) -> Callable[..., list[float]]:
-    """A TRL reward function giving each completion its soft overlong penalty; TRL passes the
-    generated token ids (eos included when the model stopped) as `completion_ids`."""
+    """A TRL reward function giving each completion DAPO's R_length: TRL's own
+    (`trl.rewards.get_soft_overlong_punishment`, L_max = `max_length`, L_cache = `buffer`), which
+    reads the generated token ids (eos included when the model stopped) that TRL passes as
+    `completion_ids`. Two things are ours: the buffer must be 1..max_length tokens (TRL's takes 0,
+    a plain cliff, and a buffer longer than the limit, which would punish completions it cannot
+    see the end of), and its name is `overlong_penalty`, which its metrics are logged under
+    (`rewards/overlong_penalty/mean`) and `frontier.reward` names it by."""
     if not 0 < buffer <= max_length:
         raise ValueError(f"overlong buffer must be in 1..{max_length} tokens, got {buffer}")
+    from trl.rewards import get_soft_overlong_punishment
 
-    def overlong_penalty(prompts: Sequence[Any], completions: Sequence[Any],
-                         completion_ids: Sequence[Sequence[int]], **kwargs: Any) -> list[float]:
-        return [soft_overlong_penalty(len(ids), max_length, buffer) for ids in completion_ids]
-
-    return overlong_penalty
+    penalty = get_soft_overlong_punishment(max_completion_len=max_length, soft_punish_cache=buffer)
+    penalty.__name__ = "overlong_penalty"  # an instance: picklable for TRL's async rollout workers
+    return penalty
 
 
 def reward_functions(cfg) -> tuple[list[Callable[..., list[float]]], list[float]]:

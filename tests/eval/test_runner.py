@@ -199,6 +199,31 @@ def test_cut_off_last_line_is_redone(tmp_path):
     assert any("line 10: unreadable" in m for m in messages)
 
 
+def test_a_line_cut_within_a_character_is_redone_and_a_foreign_line_refused(tmp_path):
+    """The sample file is read by the project's one JSONL reader (eval.jsonl): a last line cut
+    within a multi-byte character is a cut line like any other; a line of JSON that is not an
+    object was not written by a run, and the run stops with one line naming it rather than
+    rewrite the file without it."""
+    from eval.jsonl import InputError
+
+    task = tiny_task(tmp_path)
+    out = tmp_path / "run"
+    run_tasks([task], perfect(task), out, log=quiet, progress=False, report=False)
+    path = out / "samples" / "tiny.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]) + '{"id": "é'.encode()[:-1])
+    messages = []
+    b = CountingBackend(perfect(task).fn)
+    results = run_tasks([task], b, out, log=messages.append, progress=False, report=False)
+    assert b.asked == 1 and results["benchmarks"]["tiny"]["score"] == 1.0
+    assert any("line 10: unreadable" in m for m in messages)
+    with path.open("ab") as f:
+        f.write(b"[1, 2]\n")
+    with pytest.raises(InputError) as e:
+        run_tasks([task], perfect(task), out, log=quiet, progress=False, report=False)
+    assert str(e.value) == f"{path}: line 11: expected a JSON object, got list"
+
+
 def test_failed_prompts_are_not_cached_and_are_retried(tmp_path):
     task = tiny_task(tmp_path)
     good = perfect(task)

@@ -15,6 +15,9 @@ from importlib.resources import files
 
 import pytest
 
+from exploretom.contexts.validation import _article_problems as context_article_problems
+from exploretom.contexts.validation import _contains_phrase, _words
+
 MIN_NAMES = 100
 MIN_SETTINGS = 45
 MIN_ROLES = 6
@@ -35,10 +38,6 @@ NOT_OPAQUE = {"glass", "jar", "tray", "shelf", "shelves", "table", "bowl", "bask
               "dish", "cup", "windowsill", "see-through"}
 # Names are sampled independently of gender, so the narrated action must not assume one.
 GENDERED = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
-# "a"/"an" before words whose sound does not follow their first letter.
-A_BEFORE_VOWEL_LETTER = {"one", "once", "unit", "uniform", "union", "usb", "user", "useful", "use-by",
-                         "university", "european", "u-shaped", "ukulele"}
-AN_BEFORE_CONSONANT_LETTER = {"hour", "hourly", "honest", "heir", "honour", "herb", "mp3", "x-ray", "sd"}
 # Words that cannot follow "the" ("the tomorrow's route", "the my bag").
 NOT_AFTER_THE = {"a", "an", "the", "my", "your", "our", "their", "his", "her", "its", "this", "that",
                  "these", "those", "some", "every", "each", "no", "today's", "tomorrow's", "yesterday's",
@@ -60,28 +59,9 @@ def load_lexicon() -> dict:
     return json.loads(files("exploretom").joinpath("data", "contexts.json").read_text(encoding="utf-8"))
 
 
-def _words(phrase: str) -> list[str]:
-    return re.findall(r"[a-z0-9'-]+", phrase.lower())
-
-
-def _contains_phrase(haystack: str, needle: str) -> bool:
-    """True when `needle` occurs in `haystack` as whole words ("box" is in "gift box", not in "toolbox")."""
-    hay, nee = _words(haystack), _words(needle)
-    return any(hay[k:k + len(nee)] == nee for k in range(len(hay) - len(nee) + 1))
-
-
 def _article_problems(where: str, text: str) -> list[str]:
-    problems = []
-    for article, word in re.findall(r"\b(a|an|A|An) ([A-Za-z0-9'-]+)", text):
-        word = word.lower()
-        vowel_sound = word[0] in "aeiou"
-        if word in A_BEFORE_VOWEL_LETTER or word.startswith(("uni", "use")):
-            vowel_sound = False
-        if word in AN_BEFORE_CONSONANT_LETTER:
-            vowel_sound = True
-        if (article.lower() == "an") != vowel_sound:
-            problems.append(f"{where}: article '{article} {word}' in {text!r}")
-    return problems
+    """The sampled contexts' article rule ("a"/"an" as the word sounds), as messages."""
+    return [message for _, message in context_article_problems("article", where, text)]
 
 
 def _plain_phrase_problems(where: str, phrase: object) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from eval.answers import tagged
-from rl.rewards import overlong_reward, soft_overlong_penalty
+from rl.rewards import overlong_reward
 from rl.trainer import _concat, accuracy_by_group
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,13 +19,16 @@ GRPO_CFG = str(REPO / "configs/grpo/tiny-cpu.yaml")
 
 def test_soft_overlong_penalty_follows_dapo():
     # max 20, buffer 8: free up to 12 tokens, then -1/8 per token, -1 at the limit
-    assert [soft_overlong_penalty(n, 20, 8) for n in (0, 12, 13, 16, 19, 20, 25)] == \
-        [0.0, 0.0, -0.125, -0.5, -0.875, -1.0, -1.0]
     fn = overlong_reward(20, 8)
+    lengths = (0, 12, 13, 16, 19, 20, 25)
+    assert fn(prompts=["p"] * 7, completions=["c"] * 7, completion_ids=[[1] * n for n in lengths]) == \
+        [0.0, 0.0, -0.125, -0.5, -0.875, -1.0, -1.0]
     assert fn(prompts=["p"] * 3, completions=["a", "b", "c"], completion_ids=[[1] * 5, [1] * 14, [1] * 20]) == \
         [0.0, -0.25, -1.0]
-    with pytest.raises(ValueError, match="overlong buffer"):
-        overlong_reward(20, 21)
+    assert fn.__name__ == "overlong_penalty"  # its metrics' name, as TRL logs them
+    for buffer in (0, 21):  # TRL's takes both; a run's config refuses them
+        with pytest.raises(ValueError, match="overlong buffer"):
+            overlong_reward(20, buffer)
 
 
 def test_concat_pads_prompts_left_and_completions_right():
