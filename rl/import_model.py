@@ -23,9 +23,11 @@ little weaker after this round trip than the original.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import importlib.util
 import json
+import os
 import shutil
 import struct
 import sys
@@ -94,6 +96,52 @@ def check_output(out: Path) -> None:
             break
 
 
+_parsed: dict | None = None  # while an import runs: the GGUF files it parsed, the name tables it built
+
+
+@contextlib.contextmanager
+def parse_once():
+    """Within it, a GGUF file is parsed once and gguf's tensor-name table of an architecture built
+    once. transformers' GGUF loader parses the file anew for the tokenizer, the config and the
+    weights (with `gguf_summary`, four parses; the reader decodes the vocabulary and merges item
+    by item in Python: SmolLM2's 49,152 tokens and 48,900 merges, most of the import's time) and
+    builds the name table once per submodule of the model (397 times for SmolLM2). Both are read
+    only once made, so the loader is handed the same objects again: the same weights, tokenizer
+    and config. Nested uses share the outer one's; all is dropped at its end."""
+    global _parsed
+    if _parsed is not None:
+        yield
+        return
+    import gguf
+
+    reader_cls, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    parsed: dict = {}
+
+    def reader(path, mode="r"):
+        if mode != "r":  # a writable map is nobody's to share
+            return reader_cls(path, mode)
+        st = os.stat(path)
+        key = ("reader", os.path.realpath(path), st.st_size, st.st_mtime_ns)
+        if key not in parsed:
+            parsed[key] = reader_cls(path, mode)
+        return parsed[key]
+
+    def names(arch, n_blocks):
+        key = ("names", arch, n_blocks)
+        if key not in parsed:
+            parsed[key] = name_map(arch, n_blocks)
+        return parsed[key]
+
+    # transformers imports both from the package at each call, so they are found here
+    gguf.GGUFReader, gguf.get_tensor_name_map = reader, names
+    _parsed = parsed
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader_cls, name_map
+        _parsed = None
+
+
 def gguf_summary(path: Path) -> dict:
     """What the card states about a GGUF file: its name, license and tensor types. Reads only the
     header (memory-mapped, no tensor decoded), so it doubles as the check that the file is a
@@ -150,8 +198,9 @@ def load_gguf(path: Path):
     """(model, tokenizer) from a GGUF file through transformers, dequantized to fp32."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+    with parse_once():
+        tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
     return model, tokenizer
 
 
@@ -222,6 +271,11 @@ def import_model(source, output: str | Path, *, log=print) -> Path:
     """Convert `source` (see `find_gguf`; or a list of the parts of a split file, or a folder of
     them) into a Hugging Face folder at `output`; returns it. Everything that can be refused is
     refused before the dequantizing, and a failure leaves no partial folder behind."""
+    with parse_once():  # the file's header is read by the card's summary and by each loader
+        return _import_model(source, output, log=log)
+
+
+def _import_model(source, output: str | Path, *, log) -> Path:
     sources = [str(s) for s in source] if isinstance(source, (list, tuple)) else [str(source)]
     out = Path(output)
     check_output(out)

