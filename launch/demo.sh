@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The embedded default, offline on CPU: `make demo` runs this after set-up.
-# Arguments go to launch/demo.py (e.g. --bench tomi=../shared/benchmarks/tomi, --out DIR).
+# The quick demo (SmolLM2-135M-Instruct, SFT on our data), offline on CPU: `make demo` runs
+# this after set-up.
+# Arguments go to launch/demo.py (e.g. --seed 1, --profile tiny, --out DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec "${VENV:-.venv}/bin/python" launch/demo.py --out "${OUT_DIR:-runs/demo}" "$@"
+exec "${VENV:-.venv}/bin/python" launch/demo.py ${OUT_DIR:+--out "$OUT_DIR"} "$@"

@@ -222,9 +222,15 @@ def checkpoint_step(checkpoint: str) -> int:
 
 
 def last_checkpoint(output_dir: str) -> str | None:
-    from transformers.trainer_utils import get_last_checkpoint
-
-    return get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
+    """The last whole checkpoint-* folder. The trainer writes trainer_state.json last, so a folder
+    without it is one a kill tore while it was written: resuming it would fail or load half a
+    state, and the one before it is the run's last saved state."""
+    folder = Path(output_dir)
+    if not folder.is_dir():
+        return None
+    whole = [p for p in folder.glob("checkpoint-*")
+             if p.is_dir() and p.name[len("checkpoint-"):].isdigit() and (p / "trainer_state.json").is_file()]
+    return str(max(whole, key=lambda p: int(p.name[len("checkpoint-"):]))) if whole else None
 
 
 def _load_config(path: str, run_cls, overrides: list[str]):

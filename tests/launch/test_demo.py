@@ -259,9 +259,9 @@ def test_a_run_killed_after_its_last_step_is_finished_from_that_checkpoint(tmp_p
     (ckpt / "optimizer.pt").write_bytes(b"")
     run = demo_mod.Demo(tmp_path, [], quiet=True)
     (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 20, "max_steps": 40}))
-    assert not run._finish_from_last_checkpoint(out)  # step 20 of 40: resume it
+    assert not run._finish_from_checkpoint(ckpt, out)  # step 20 of 40: resume it
     (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 20, "max_steps": 20}))
-    assert run._finish_from_last_checkpoint(out)
+    assert run._finish_from_checkpoint(ckpt, out)
     assert (out / "model.safetensors").read_bytes() == b"weights at step 20"
     assert not (out / "optimizer.pt").exists()
 
