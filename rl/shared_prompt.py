@@ -6,7 +6,9 @@ in the backward, and G times more for the old and the reference log-probabilitie
 rows are long stories with answers of a few tokens: the repeated prompts are nearly all the work.
 
 Here each distinct prompt runs once with its key/value cache kept in the autograd graph; the cache
-is indexed out to the completions of that prompt and only the completion tokens run against it.
+is read by the completions of that prompt (once per group by `rl.prefix_attention` when each
+prompt's rows sit side by side and the model attends with sdpa; indexed out to every row
+otherwise) and only the completion tokens run against it.
 Causal attention makes this the same computation: a prompt position never sees the completion, so
 its keys and values are the ones TRL computes G times, and the gradient that flows back into them
 from the G completions is the sum TRL accumulates over its G copies. Positions are the same too:
@@ -17,8 +19,8 @@ forward with TRL's fused LM head (`fused_lm_head=True`, the temperature and outp
 so entropies, temperature scaling and masking are TRL's.
 
 Generation (transformers `generate`) is handled the same way: the distinct prompts are prefilled
-once and `generate` continues from the expanded cache (its prefix-cache path), so the group's
-prompt is not prefilled G times either. vLLM generation is left as it is (vLLM caches prefixes
+once and `generate` continues from that cache (its prefix-cache path), so the group's prompt is
+neither prefilled G times nor, with `rl.prefix_attention`, copied and read G times at every token. vLLM generation is left as it is (vLLM caches prefixes
 itself).
 
 Where the cache cannot stand in for the prompt (DeepSpeed ZeRO-3 and FSDP shard the weights the
