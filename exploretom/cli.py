@@ -127,8 +127,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    import json
-
     from exploretom.label import label_story
     from exploretom.story import parse_story
     from exploretom.trace import StoryTracer
@@ -136,24 +134,24 @@ def cmd_trace(args: argparse.Namespace) -> int:
     from exploretom.trace_check import TraceError, check_trace
 
     failed = 0
-    with open(args.stories, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            st = parse_story(json.loads(line))
-            qs = label_story(st, args.max_order)["questions"]
-            tracer, replay = StoryTracer(st.actions, args.max_order), Replay(st.actions,
-                                                                             args.max_order)
-            for q in qs:
-                tr = tracer.trace(q)
-                try:
-                    ok = check_trace(tr, replay, q) == q["answer"]
-                except TraceError as e:
-                    ok, tr = False, f"{tr}\n(check failed: {e})"
-                failed += not ok
-                head = f"{q['question']} -> {q['answer']}" + ("" if ok else "  [CHECK FAILED]")
-                print(f"**{head}**\n```text\n{tr}\n```\n" if args.markdown
-                      else f"{head}\n{tr}\n")
+    for at, record in iter_records(args.stories):
+        try:
+            st = parse_story(record)
+        except StoryFormatError as e:
+            raise InputError(f"{at}: not a valid story: {e}") from None
+        qs = label_story(st, args.max_order)["questions"]
+        tracer, replay = StoryTracer(st.actions, args.max_order), Replay(st.actions,
+                                                                         args.max_order)
+        for q in qs:
+            tr = tracer.trace(q)
+            try:
+                ok = check_trace(tr, replay, q) == q["answer"]
+            except TraceError as e:
+                ok, tr = False, f"{tr}\n(check failed: {e})"
+            failed += not ok
+            head = f"{q['question']} -> {q['answer']}" + ("" if ok else "  [CHECK FAILED]")
+            print(f"**{head}**\n```text\n{tr}\n```\n" if args.markdown
+                  else f"{head}\n{tr}\n")
     return 1 if failed else 0
 
 
