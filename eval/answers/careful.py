@@ -27,6 +27,7 @@ and bounded by `MAX_ANSWER_CHARS`.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -117,10 +118,14 @@ class _Mention:
     alts: frozenset = frozenset()
 
 
+# An option's or a candidate's words, and a question's wording, are read again for every reply to
+# that question (a GRPO group's completions, the samples of a prompt): kept once read.
+@functools.lru_cache(maxsize=4096)
 def _phrase_tokens(text: str) -> tuple[str, ...]:
     return tuple(normalize(clean(text)).split())
 
 
+@functools.lru_cache(maxsize=4096)
 def _lead(text: str) -> tuple[str, ...]:
     """The tokens an option's text opens with that normalisation drops ("A = ..." opens with the
     article-like A and "="): a match of the option covers them too."""
@@ -388,7 +393,6 @@ def _one(mentions: list[_Mention]) -> str | None:
     return next(iter(keys)) if len(keys) == 1 else None
 
 
-_QUESTION_LINE = re.compile(r"[^\n?]*\?")
 _ASKS_BELIEF = re.compile(
     r"(?i)\b(?:think|thinks|believe|believes|look|looks|search|searches|expect|expects|"
     r"look\s+for|try\s+to\s+find|go\s+to\s+find)\b")
@@ -397,6 +401,17 @@ _ASKS_REALITY = re.compile(
 _PERSPECTIVE = re.compile(r"(?i)\bfrom\s+(?:the\s+)?(\w+)(?:['’]s)?\s+(?:perspective|point\s+of\s+view)")
 
 
+def _last_question(text: str) -> str | None:
+    """The text's last question: from the line break or question mark before its last question
+    mark up to that mark (the last match of `[^\\n?]*\\?`, whose search is quadratic in the
+    length of a line without a question mark: 18 ms on a Hi-ToM story)."""
+    end = text.rfind("?")
+    if end < 0:
+        return None
+    return text[max(text.rfind("\n", 0, end), text.rfind("?", 0, end)) + 1:end + 1]
+
+
+@functools.lru_cache(maxsize=1024)
 def asked_about(question: str | None) -> str | None:
     """What a question asks for when a reply names a belief beside the reality: "belief" for
     "Where will Isabella look for the X?" or "Where does she think the X is?", "reality" for
@@ -404,8 +419,7 @@ def asked_about(question: str | None) -> str | None:
     is the one asked)."""
     if not isinstance(question, str) or not question.strip():
         return None
-    asked = _QUESTION_LINE.findall(question[-4000:])
-    q = asked[-1] if asked else question[-400:]
+    q = _last_question(question[-4000:]) or question[-400:]
     perspective = _PERSPECTIVE.search(q)  # OpenToM: "From Jeremy's perspective, ..."
     if perspective:
         return "reality" if perspective.group(1).lower() == "narrator" else "belief"

@@ -2,6 +2,7 @@
 option's text, and names no other option. `chosen_option` reads the option an answer names."""
 from __future__ import annotations
 
+import functools
 import re
 from typing import Sequence
 
@@ -49,13 +50,21 @@ def chosen_option(answer: str | None, choices: Sequence[str]) -> str | None:
     return next(iter(named)) if len(named) == 1 else None
 
 
+@functools.lru_cache(maxsize=1024)
+def _option_forms(choices: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The options as written (`squash`) and normalised, read once for all the replies to a
+    question (a GRPO group's completions, the samples of a prompt)."""
+    return tuple(squash(c) for c in choices), tuple(normalize(clean(c)) for c in choices)
+
+
 def _named_options(answer: str, letters: str, choices: list[str]) -> set[str]:
     """The set of option letters an answer names, by letter or by option text."""
+    squashed_options, norm_options = _option_forms(tuple(choices))
     s = clean(answer)
     # an option's exact text, before any lead-in is stripped: "answer the phone" is an option
     # of SocialIQA, not "the phone" after the word "answer"
     whole = squash(s)
-    exact = {letters[i] for i, c in enumerate(choices) if whole and squash(c) == whole}
+    exact = {letters[i] for i, c in enumerate(squashed_options) if whole and c == whole}
     if len(exact) == 1:
         return exact
     for _ in range(3):
@@ -70,10 +79,9 @@ def _named_options(answer: str, letters: str, choices: list[str]) -> set[str]:
     # the exact option text: compared as written first (signs and brackets matter in "e^(-3J)"),
     # then normalised
     squashed = squash(s)
-    exact = {letters[i] for i, c in enumerate(choices) if squashed and squash(c) == squashed}
+    exact = {letters[i] for i, c in enumerate(squashed_options) if squashed and c == squashed}
     if len(exact) == 1:
         return exact
-    norm_options = [normalize(clean(c)) for c in choices]
     # a leading letter ("B) text", "(C) ...") before the normalised comparison, which would drop
     # the letter A as an article
     m = _LEADING_LETTER.match(s)
@@ -87,7 +95,7 @@ def _named_options(answer: str, letters: str, choices: list[str]) -> set[str]:
             norm_rest = normalize(rest)
             # "B) <the text of option B>": the option text may itself hold capitals ("A = x")
             if own < len(choices) and rest and (
-                squash(rest) == squash(choices[own]) or norm_rest == norm_options[own]
+                squash(rest) == squashed_options[own] or norm_rest == norm_options[own]
             ):
                 return {letter}
             named = {letter} | _letter_tokens(rest, letters)
