@@ -11,8 +11,8 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 # itself reserves one, not on all of them as eval.backends.vllm_server.cpu_defaults sets for real
 # runs. A test runs its own process, vLLM's API server and engine core beside the worker; on two
 # cores a worker spread over both waits at each of its barriers for the thread another process
-# took the core from: SmolLM2 served 8 x 64 tokens in 73.0 s so and in 16.4 s on one core
-# (2026-11-28, other jobs on the cores). Set by the caller, the variable is left as it is.
+# took the core from: SmolLM2 served 8 x 64 tokens in 73.0 s bound to both cores and in 16.4 s
+# on one (2026-11-28, other jobs on the cores). Set by the caller, the variable is left as it is.
 _CORES = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 if len(_CORES) > 1 and importlib.util.find_spec("vllm") is not None:
     os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", ",".join(map(str, _CORES[1:])))
