@@ -20,8 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from eval.backends import BACKENDS
-from eval.cli_common import EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, parse_pairs
+from eval.backends.base import GenerationSettings
+from eval.cli_common import (EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, add_model_arguments,
+                             parse_pairs)
 from eval.jsonl import hold, make_parent
 from eval.outputs import refuse_inputs
 from eval.paths import describe_error
@@ -29,6 +30,10 @@ from eval.paths import describe_error
 
 class CliError(ValueError):
     pass
+
+
+# a run's flags override every generation setting
+GENERATION = tuple(GenerationSettings.model_fields)
 
 
 def _slug(text: str) -> str:
@@ -56,12 +61,8 @@ def _parser(helping: bool = False) -> argparse.ArgumentParser:
     run.add_argument("suite", nargs="+", metavar="SUITE_OR_NAMES",
                      help="a suite YAML, a suite name from configs/eval (tom, ei, iq, all, "
                           "tom-synth-paper, exploretom-paper) or benchmark names (tomi,hitom)")
-    run.add_argument("--model", required=True, help="local path, hub id or API model name")
-    run.add_argument("--backend", default="hf",
-                     help=f"one of {', '.join(BACKENDS)} (default hf)")
-    run.add_argument("-O", "--backend-option", action="append", metavar="KEY=VALUE",
-                     help="backend constructor option, repeatable (batch_size=16, dtype=bfloat16, "
-                          "base_url=http://localhost:8000/v1, tensor_parallel_size=2)")
+    add_model_arguments(run, generation=GENERATION, generation_title="generation (override the suite)",
+                        notes={"seed": "; also draws the items of --sample (default 0)"})
     run.add_argument("--limit", type=int,
                      help="the first N items of each benchmark (release order), for quick checks")
     run.add_argument("--sample", type=int,
@@ -81,13 +82,6 @@ def _parser(helping: bool = False) -> argparse.ArgumentParser:
     run.add_argument("--data", action="append", metavar="NAME=PATH",
                      help="a benchmark's data in its release format, repeatable")
     run.add_argument("--label", help="the run's name in tables (default: the model's name)")
-    gen = run.add_argument_group("generation (override the suite)")
-    gen.add_argument("--max-new-tokens", type=int)
-    gen.add_argument("--temperature", type=float, help="0 = greedy (the default)")
-    gen.add_argument("--top-p", type=float)
-    gen.add_argument("--n", type=int, help="samples per prompt; metrics are the mean over samples")
-    gen.add_argument("--seed", type=int, help="seeds sampling and the --sample draw (default 0)")
-    gen.add_argument("--stop", action="append", help="stop string, repeatable")
     run.add_argument("--fresh", action="store_true", help="ignore cached samples and start over")
     run.add_argument("--skip-missing", action="store_true",
                      help="leave out benchmarks with no data at their default place instead of failing")
@@ -125,9 +119,7 @@ def _run(args: argparse.Namespace) -> int:
     system_prompt = args.system_prompt
     if system_prompt and system_prompt.startswith("@"):
         system_prompt = Path(system_prompt[1:]).read_text(encoding="utf-8")
-    overrides = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature,
-                 "top_p": args.top_p, "n": args.n, "seed": args.seed,
-                 "stop": tuple(args.stop) if args.stop else None}
+    overrides = {name: getattr(args, name) for name in GENERATION}
     data = parse_pairs(args.data, "--data", yaml_values=False)
     options = parse_pairs(args.backend_option, "--backend-option")
     bench_options: dict[str, dict[str, Any]] = {}

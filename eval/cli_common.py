@@ -1,5 +1,6 @@
-"""What every command line of the project shares: its exit codes, `KEY=VALUE` options,
-`--shard i/n`, and how summaries write a share and counts by reason. (`eval` is the layer every
+"""What every command line of the project shares: its exit codes, the flags that name a model
+and its generation settings, `KEY=VALUE` options, `--shard i/n`, and how summaries write a share
+and counts by reason. (`eval` is the layer every
 package imports, so the commands of `exploretom`, `tomsynth` and `rl` read their options here too.)"""
 from __future__ import annotations
 
@@ -54,3 +55,49 @@ def bracketed_counts(counts: Mapping[str, int]) -> str:
     if not counts:
         return ""
     return " [" + " ".join(f"{k}={v}" for k, v in Counter(counts).most_common()) + "]"
+
+
+def add_model_arguments(parser: Any, *, backend: str = "hf", choices: bool = False,
+                        generation: Sequence[str] = (), defaults: Mapping[str, Any] | None = None,
+                        notes: Mapping[str, str] | None = None, title: str | None = None,
+                        generation_title: str | None = None) -> Any:
+    """The flags that name a model and say how it is asked, for any command line, generated
+    from the fields that declare them: `--model` and `--backend` (eval.backends.spec.ModelSpec;
+    default `backend`, `choices`: argparse refuses other kinds), `-O KEY=VALUE` (an option of the
+    backend), and one flag per generation setting in `generation` (`--max-new-tokens`,
+    `--temperature`, ...: eval.backends.GenerationSettings; a list setting is a repeatable flag).
+    The help is the field's description, then the command's `notes` on it; a setting's default
+    is the command's (`defaults`), else None: the setting is left to the next level (a suite,
+    the backend). `title`: the group of the model flags (None: the parser's options);
+    `generation_title`: the group of the generation flags (None: with the model flags).
+    Returns the group of the model flags, for the command's own additions."""
+    import typing
+
+    from eval.backends import BACKENDS
+    from eval.backends.base import GenerationSettings
+    from eval.backends.spec import ModelSpec
+
+    defaults, notes = dict(defaults or {}), dict(notes or {})
+    group = parser.add_argument_group(title) if title else parser
+    group.add_argument("--model", required=True, help=ModelSpec.model_fields["model"].description)
+    group.add_argument("--backend", default=backend, choices=list(BACKENDS) if choices else None,
+                       help=f"{ModelSpec.model_fields['backend'].description} (default {backend})")
+    group.add_argument("-O", "--backend-option", action="append", metavar="KEY=VALUE",
+                       help="an option of the backend, repeatable, its value read as YAML "
+                            "(batch_size=16 or dtype=bfloat16 for hf, concurrency=64 or "
+                            "api_key_env=MY_KEY for openai; docs/eval.md lists each backend's)")
+    gen = parser.add_argument_group(generation_title) if generation_title else group
+    for name in generation:
+        info = GenerationSettings.model_fields[name]
+        kind = next((a for a in typing.get_args(info.annotation) if a is not type(None)),
+                    info.annotation)
+        repeated = typing.get_origin(info.annotation) is tuple
+        default = defaults.get(name)
+        help_text = info.description + ("; repeatable" if repeated else "")
+        if default is not None:  # "(0: greedy)" -> "(0: greedy; default 0.8)"
+            help_text = (f"{help_text[:-1]}; default {default})" if help_text.endswith(")")
+                         else f"{help_text} (default {default})")
+        help_text += notes.get(name, "")
+        gen.add_argument(f"--{name.replace('_', '-')}", default=default, help=help_text,
+                         **({"action": "append"} if repeated else {"type": kind}))
+    return group

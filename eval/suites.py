@@ -26,9 +26,9 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from eval.backends.base import GenerationConfig
+from eval.backends.base import GenerationConfig, generation_model
 from eval.benchmarks import BENCHMARKS, get_benchmark
 from eval.benchmarks.base import REPO_ROOT
 from eval.config_file import ConfigError, load_config
@@ -36,24 +36,9 @@ from eval.config_file import ConfigError, load_config
 SUITES_DIR = REPO_ROOT / "configs" / "eval"
 
 
-class GenerationSettings(BaseModel):
-    """Any subset of `GenerationConfig`'s fields; unset ones fall through to the next level."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_new_tokens: Optional[int] = Field(None, description="token limit of each reply")
-    temperature: Optional[float] = Field(None, description="sampling temperature (0: greedy)")
-    top_p: Optional[float] = Field(None, description="nucleus sampling mass")
-    n: Optional[int] = Field(None, description="samples per prompt (metrics are mean@n)")
-    seed: Optional[int] = Field(None, description="sampling seed")
-    stop: Optional[list[str]] = Field(None, description="strings that end a reply")
-
-    @field_validator("max_new_tokens", "temperature", "top_p", "n")
-    @classmethod
-    def _within_bounds(cls, v: Any, info: ValidationInfo) -> Any:
-        if v is not None:
-            GenerationConfig(**{info.field_name: v})  # the bounds are GenerationConfig's
-        return v
+class GenerationSettings(generation_model(optional=True)):
+    """Any of the generation settings (eval.backends.base.GenerationSettings, their one
+    declaration); unset ones fall through to the next level."""
 
     def given(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
@@ -146,8 +131,6 @@ class Suite(BaseModel):
         given = entry.generation.given() if entry else {}
         settings = {**self.generation.given(), **given,
                     **{k: v for k, v in (overrides or {}).items() if v is not None}}
-        if "stop" in settings:
-            settings["stop"] = tuple(settings["stop"])
         return GenerationConfig(**settings)
 
 

@@ -35,10 +35,8 @@ from exploretom.label import story_text
 from exploretom.questions import generate_questions
 from exploretom.sampler import StorySampler
 from exploretom.search_run import Grid, bench_settings, load_config, run_lexicon, story_streams
-from exploretom.targets import (PROMPTS, Item, Target, check_target, judge, make_target,
-                                parse_target)
-
-LOCAL_KINDS = ("hf", "vllm", "served")
+from exploretom.targets import (LOCAL_KINDS, PROMPTS, Item, Target, check_target, judge,
+                                make_target, parse_target)
 
 DEMO_WORLD = "configs/exploretom/demo.yaml"
 

@@ -14,28 +14,23 @@ from typing import Any
 
 from eval.backends import (BACKENDS, Backend, BackendError, accepted_options, backend_class,
                            load_backend)
-from eval.cli_common import parse_pairs
+from eval.cli_common import add_model_arguments, parse_pairs
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser, *, temperature: float,
                           max_new_tokens: int) -> None:
-    g = parser.add_argument_group("generator model")
-    g.add_argument("--backend", default="openai", choices=list(BACKENDS),
-                   help="backend kind (default openai: any OpenAI-compatible endpoint)")
-    g.add_argument("--model", required=True, help="API model name or local model path")
+    g = add_model_arguments(parser, backend="openai", choices=True, title="generator model",
+                            generation=("temperature", "max_new_tokens"),
+                            defaults={"temperature": temperature, "max_new_tokens": max_new_tokens})
+    # shortcuts of two options of the HTTP backends (-O base_url=..., -O cache=...)
     g.add_argument("--base-url", help="endpoint of an HTTP backend, e.g. http://localhost:8000/v1")
     g.add_argument("--cache", help="SQLite response cache of the HTTP backends (makes re-runs free)")
-    g.add_argument("-O", "--backend-option", action="append", metavar="KEY=VALUE",
-                   help="backend constructor option, repeatable (concurrency=64, "
-                        "api_key_env=MY_KEY, timeout_s=60, batch_size=8 for hf)")
-    g.add_argument("--temperature", type=float, default=temperature,
-                   help=f"generator sampling temperature (default {temperature})")
-    g.add_argument("--max-new-tokens", type=int, default=max_new_tokens,
-                   help=f"token limit of each generator reply (default {max_new_tokens})")
     j = parser.add_argument_group("judge model (default: the generator)")
-    j.add_argument("--judge-backend", choices=list(BACKENDS))
-    j.add_argument("--judge-model")
-    j.add_argument("--judge-base-url")
+    j.add_argument("--judge-backend", choices=list(BACKENDS),
+                   help="the judge's backend (default: the generator's)")
+    j.add_argument("--judge-model", help="the judge's model (default: the generator's)")
+    j.add_argument("--judge-base-url", help="the judge's endpoint (default: the generator's, "
+                   "when the backends are of one kind)")
     j.add_argument("--judge-option", action="append", metavar="KEY=VALUE",
                    help="judge backend option (default: the generator's -O options)")
 

@@ -23,7 +23,8 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, field_va
 
 from eval import config_file
 from eval.backends import BACKENDS, backend_class
-from eval.backends.spec import check_backend_options
+from eval.backends.base import generation_model
+from eval.backends.spec import ModelSpec, check_backend_options
 from eval.cli_common import EXIT_INCOMPLETE, parse_shard
 from eval.config_file import ConfigError, settings_help
 from eval.jsonl import Appender, InputError, hold, repair, resume
@@ -37,7 +38,7 @@ from exploretom.sampler import conditions_json
 from exploretom.search import (AStarSearch, SearchConfig, SearchResult, overgenerate_and_filter,
                                score_all)
 from exploretom.story import Story
-from exploretom.targets import PROMPTS, Target, TargetError, make_target
+from exploretom.targets import PROMPTS, TARGET_GENERATION, Target, TargetError, make_target
 from exploretom.tracker import Tracker
 
 Method = Literal["astar", "baseline"]
@@ -101,44 +102,47 @@ class ReasonerTargetSpec(BaseModel):
     """A scripted reader (exploretom.reasoners)."""
     model_config = ConfigDict(extra="forbid")
     kind: Literal["reasoner"] = "reasoner"
-    name: Literal[tuple(REASONERS)] = "world"  # type: ignore[valid-type]
+    name: Literal[tuple(REASONERS)] = Field(  # type: ignore[valid-type]
+        "world", description="the reasoner: " + ", ".join(REASONERS))
 
 
 class NoisyTargetSpec(BaseModel):
     """The labels, wrong with probability p on false-belief questions and q on the others."""
     model_config = ConfigDict(extra="forbid")
     kind: Literal["noisy"]
-    p: float = Field(0.5, ge=0, le=1)
-    q: float = Field(0.1, ge=0, le=1)
-    seed: int = 0
+    p: float = Field(0.5, ge=0, le=1, description="chance of a wrong answer to a false-belief "
+                     "question")
+    q: float = Field(0.1, ge=0, le=1, description="chance of a wrong answer to any other question")
+    seed: int = Field(0, description="seeds which answers are wrong")
 
 
-class BackendTargetSpec(BaseModel):
-    """A model through an eval backend (kind: its name; served: `vllm serve` started for the run
-    and asked through the openai backend). Any further key is an option of that backend, checked
-    by it when the file loads (eval.backends.spec)."""
+class _ModelTarget(BaseModel):
     model_config = ConfigDict(extra="allow")
-    kind: str
-    model: str = Field(min_length=1)
-    max_new_tokens: int = Field(32, gt=0)
-    prompt: Literal[PROMPTS] = "paper"  # type: ignore[valid-type]
+    kind: str = Field(description="the backend that asks the model: " + ", ".join(BACKENDS))
+    model: str = Field(min_length=1, description=ModelSpec.model_fields["model"].description)
+
+
+class BackendTargetSpec(generation_model("max_new_tokens", base=_ModelTarget,
+                                         max_new_tokens=TARGET_GENERATION["max_new_tokens"])):
+    """A model through an eval backend, asked greedily (exploretom.targets.ModelTarget). Any
+    further key is an option of that backend, checked by it when the file loads
+    (eval.backends.spec)."""
+    prompt: Literal[PROMPTS] = Field(  # type: ignore[valid-type]
+        "paper", description="how it is asked: paper (the paper's short-answer prompt) or row "
+        "(the prompt the project's models are trained on)")
 
     @field_validator("kind")
     @classmethod
     def _known(cls, kind: str) -> str:
-        if kind not in BACKENDS and kind != "served":
+        if kind not in BACKENDS:
             raise ValueError(f"unknown kind {kind!r}; choose one of: reasoner, noisy, "
-                             f"{', '.join(BACKENDS)}, served")
+                             f"{', '.join(BACKENDS)}")
         return kind
 
     @model_validator(mode="after")
     def _options_known(self) -> "BackendTargetSpec":
-        options, own = dict(self.model_extra or {}), list(type(self).model_fields)
-        if self.kind == "served":  # the server's flags are the target's own; base_url is set
-            options.pop("server_args", None)
-            own.append("server_args")
-        check_backend_options("openai" if self.kind == "served" else self.kind, options, own)
-        if self.kind == "served" or backend_class(self.kind).local_weights:
+        check_backend_options(self.kind, dict(self.model_extra or {}), list(type(self).model_fields))
+        if backend_class(self.kind).local_weights:
             problem = missing_local_model(self.model)
             if problem:  # said when the file loads, not as a traceback once the search starts
                 raise ValueError(f"model {self.model}: {problem}")
@@ -167,7 +171,7 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     target: TargetSpec = Field(default_factory=ReasonerTargetSpec, description=(
         "who answers: {kind: reasoner, name: world}, {kind: noisy, p, q, seed} or a model "
-        "{kind: <backend> | served, model, max_new_tokens, prompt, <the backend's options>}"))
+        "{kind: <backend>, model, max_new_tokens, prompt, <the backend's options>}"))
     methods: list[Method] = Field(["astar"], description="astar and/or baseline "
                                   "(overgenerate-and-filter at the same budget)")
     stories_per_setting: int = Field(10, ge=1, description="stories searched per setting and "
@@ -281,7 +285,7 @@ MAX_FAILED_IN_A_ROW = 10  # a target down for good: stop instead of trying every
 # a model target's options that change how fast and where it is asked, not what it answers
 TARGET_PLUMBING = ("base_url", "api_key_env", "concurrency", "timeout_s", "max_attempts",
                    "backoff_base_s", "backoff_max_s", "retry_after_max_s", "cache", "prices",
-                   "headers", "max_response_bytes")
+                   "headers", "max_response_bytes", "python", "startup_timeout_s")
 
 
 def search_fingerprint(cfg: RunConfig) -> dict[str, Any]:

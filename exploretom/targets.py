@@ -2,7 +2,7 @@
 
 A target answers a whole batch of (story, question) items in one call: the search sends all
 questions of all candidate nodes it is scoring at once. `ModelTarget` asks any `eval` backend
-(hf, vllm, openai, anthropic); `ReasonerTarget` asks a scripted reasoner; `NoisyTarget` is the
+(hf, vllm, openai, anthropic, served); `ReasonerTarget` asks a scripted reasoner; `NoisyTarget` is the
 labels with seeded errors (a target whose mistakes vary from story to story, as a model's do).
 
 A request that fails for good (after the backend's own retries) is not an answer: `ModelTarget`
@@ -159,22 +159,24 @@ def wrong_answer(t: Tracker, q: dict[str, Any]) -> str:
 
 
 PROMPTS = ("paper", "row")
+# what a model target is asked with: greedy, short answers (a spec may set the token limit)
+TARGET_GENERATION = {"max_new_tokens": 32, "temperature": 0.0}
 
 
 class ModelTarget(Target):
-    """Any `eval` backend; greedy, short answers. `prompt`: `paper` (the paper's: a short-answer
-    system prompt, the story, the question) or `row` (the project's row contract, exactly what
-    `export` writes and the project's own models are trained and evaluated on)."""
+    """Any `eval` backend; greedy, short answers (`generation`: the settings, of which a target
+    spec sets the token limit). `prompt`: `paper` (the paper's: a short-answer system prompt, the
+    story, the question) or `row` (the project's row contract, exactly what `export` writes and
+    the project's own models are trained and evaluated on)."""
 
-    def __init__(self, backend: Any, max_new_tokens: int = 32, prompt: str = "paper",
-                 server: Any = None) -> None:
-        from eval.backends.base import GenerationConfig
+    def __init__(self, backend: Any, generation: Any = None, prompt: str = "paper") -> None:
+        from eval.backends import GenerationConfig
 
         if prompt not in PROMPTS:
             raise ValueError(f"target prompt must be one of {', '.join(PROMPTS)}, got {prompt!r}")
-        self.backend, self.prompt, self.server = backend, prompt, server
-        self.config = GenerationConfig(max_new_tokens=max_new_tokens, temperature=0.0)
-        self.name = f"{'served' if server else backend.name}:{backend.model}"
+        self.backend, self.prompt = backend, prompt
+        self.config = generation or GenerationConfig(**TARGET_GENERATION)
+        self.name = f"{backend.name}:{backend.model}"
         # why answers ended, over the target's life: a cut-off or refusing answer is still
         # read (it may name a place), but a run says how many there were
         self.answers = 0
@@ -203,13 +205,12 @@ class ModelTarget(Target):
 
     def close(self) -> None:
         self.backend.close()
-        if self.server is not None:
-            self.server.stop()
 
 
 def make_target(spec: dict[str, Any]) -> Target:
     """From a config mapping: {kind: reasoner, name: world}, {kind: noisy, p: 0.5, q: 0.1,
-    seed: 0} or {kind: openai | hf | ..., model: ..., prompt: paper | row, <backend options>}."""
+    seed: 0} or {kind: openai | hf | served | ..., model: ..., max_new_tokens, prompt: paper |
+    row, <backend options>}."""
     spec = dict(spec)
     kind = spec.pop("kind", "reasoner")
     if kind == "reasoner":
@@ -217,33 +218,31 @@ def make_target(spec: dict[str, Any]) -> Target:
     if kind == "noisy":
         return NoisyTarget(float(spec.get("p", 0.5)), float(spec.get("q", 0.1)),
                            int(spec.get("seed", 0)))
-    from eval.backends import load_backend
+    from eval.backends import GenerationConfig, load_backend
 
     model = spec.pop("model", None)
     if not model:
         raise ValueError(f"target of kind {kind!r} needs a 'model'")
-    max_new_tokens = spec.pop("max_new_tokens", 32)
+    generation = dict(TARGET_GENERATION)
+    if "max_new_tokens" in spec:
+        generation["max_new_tokens"] = spec.pop("max_new_tokens")
     prompt = spec.pop("prompt", "paper")
-    if kind != "served":
-        return ModelTarget(load_backend(kind, model, **spec), max_new_tokens, prompt)
-    from eval.backends.vllm_server import VLLMServer, serve_flags, vllm_python
+    if kind == "served":  # the server as a target's is best run, unless the spec says
+        from eval.backends.vllm_server import serve_flags
 
-    args = spec.pop("server_args", serve_flags(VLLM_TARGET))
-    server = VLLMServer(model, python=vllm_python(), args=args).start()
-    try:
-        backend = load_backend("openai", model, base_url=server.base_url, api_key_env="", **spec)
-    except BaseException:
-        server.stop()
-        raise
-    return ModelTarget(backend, max_new_tokens, prompt, server=server)
+        spec.setdefault("server_args", serve_flags(VLLM_TARGET))
+    return ModelTarget(load_backend(kind, model, **spec), GenerationConfig(**generation), prompt)
 
 
+LOCAL_KINDS = ("hf", "vllm", "served")  # the backends a local model folder is asked through
 TARGET_FORMS = ("a reasoner (" + "|".join(REASONERS) + "), noisy:P,Q, or a local model folder "
                 "as PATH (the fastest backend here), hf:PATH, vllm:PATH or served:PATH")
 # A local model through vLLM, in process or served: float32 as transformers runs it on CPU (the
 # same greedy answers), room for the longest story, and the shared system prompt and story of a
 # node's questions computed once
 VLLM_TARGET = {"dtype": "float32", "max_model_len": 4096, "enable_prefix_caching": True}
+# a local model's answers to the search's questions are a word or two
+LOCAL_GENERATION = {"max_new_tokens": 24}
 
 
 def fastest_local_backend() -> str:
@@ -269,7 +268,7 @@ def check_target(text: str, spec: dict[str, Any]) -> dict[str, Any]:
 
     from eval.paths import missing_local_model
 
-    if spec.get("kind") in ("hf", "vllm", "served"):
+    if spec.get("kind") in LOCAL_KINDS:
         problem = missing_local_model(str(spec["model"]))
         if problem:
             raise ValueError(f"--target {text}: model {spec['model']}: {problem}")
@@ -311,10 +310,10 @@ def parse_target(text: str, seed: int = 0, batch_size: int = 64, prompt: str = "
         return {"kind": "noisy", "p": p, "q": q, "seed": seed}
     if kind == "hf" and rest:
         return {"kind": "hf", "model": rest, "prompt": prompt, "batch_size": batch_size,
-                "share_prefixes": True, "max_new_tokens": 24}
+                "share_prefixes": True, **LOCAL_GENERATION}
     if kind == "vllm" and rest:
-        return {"kind": "vllm", "model": rest, "prompt": prompt, "max_new_tokens": 24, **VLLM_TARGET}
+        return {"kind": "vllm", "model": rest, "prompt": prompt, **LOCAL_GENERATION, **VLLM_TARGET}
     if kind == "served" and rest:
-        return {"kind": "served", "model": rest, "prompt": prompt, "max_new_tokens": 24,
+        return {"kind": "served", "model": rest, "prompt": prompt, **LOCAL_GENERATION,
                 "concurrency": 64}
     raise ValueError(f"--target {text!r}: expected {TARGET_FORMS}")

@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from eval import config_file
 from eval.backends import GenerationConfig, accepted_options, backend_class, load_backend
+from eval.backends.base import generation_model
 from eval.backends.http_common import Price
 from eval.backends.spec import ModelSpec as BackendModelSpec
 from eval.config_file import ConfigError  # noqa: F401 - tomsynth.cli's error for config problems
@@ -28,27 +29,20 @@ class _Strict(BaseModel):
 HTTP_DEFAULTS = {"timeout_s": 300.0, "max_attempts": 8}
 
 
-class ModelSpec(BackendModelSpec):
+# the generation settings a tomsynth model takes (n is not one: a unit asks for one item per entry)
+GENERATION = ("max_new_tokens", "temperature", "top_p", "seed", "stop", "top_k")
+
+
+class ModelSpec(generation_model(*GENERATION, base=BackendModelSpec, max_new_tokens=2048,
+                                 temperature=1.0)):
     """Which model answers, through which backend (`eval.backends.load_backend`), with which
-    sampling settings; every other key is an option of that backend (base_url, api_key_env,
-    concurrency, timeout_s, ...: docs/tomsynth.md), checked by the backend when the file loads.
-    The sampling settings' bounds are `GenerationConfig`'s; declared here are only tomsynth's
-    defaults."""
-
-    max_new_tokens: int = Field(2048, description="token limit of each reply")
-    temperature: float = Field(1.0, description="sampling temperature (0: greedy)")
-    top_p: float = Field(1.0, description="nucleus sampling mass")
-    seed: int | None = Field(0, description="sampling seed sent with each request (null: none)")
-
-    @field_validator("max_new_tokens", "temperature", "top_p")
-    @classmethod
-    def _sampling(cls, v: Any, info: ValidationInfo) -> Any:
-        GenerationConfig(**{info.field_name: v})  # its ValueError names the bound
-        return v
+    generation settings (declared, with their bounds, by `eval.backends.GenerationSettings`;
+    tomsynth's defaults are its own: long replies, sampled); every other key is an option of that
+    backend (base_url, api_key_env, concurrency, timeout_s, ...: docs/tomsynth.md), checked by the
+    backend when the file loads."""
 
     def generation(self) -> GenerationConfig:
-        return GenerationConfig(max_new_tokens=self.max_new_tokens, temperature=self.temperature,
-                                top_p=self.top_p, seed=self.seed)
+        return GenerationConfig(**self.model_dump(include=set(GENERATION)))
 
     def backend_options(self, cache: str | None, prices: dict[str, Price]) -> dict[str, Any]:
         """`load_backend`'s options: tomsynth's defaults, the cache and the prices where the

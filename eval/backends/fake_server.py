@@ -1,7 +1,8 @@
 """A small scripted OpenAI/Anthropic-compatible HTTP server on 127.0.0.1, for tests and benchmarks.
 
 It speaks just enough HTTP/1.1 (keep-alive, Content-Length bodies) to serve
-`POST /v1/chat/completions` (OpenAI shape) and `POST /v1/messages` (Anthropic shape). Every reply
+`POST /v1/chat/completions` (OpenAI shape) and `POST /v1/messages` (Anthropic shape), and
+`GET /health` as `vllm serve` does (so it can stand in for a served model). Every reply
 comes from a Python function of the request, after a fixed latency, unless a fault is injected:
 429 with Retry-After, 500/529, a request held open past the client's timeout, a dropped
 connection, a malformed body, or a hostile body (wrong types, huge, deeply nested, not UTF-8,
@@ -38,6 +39,7 @@ from typing import Any, Callable, Iterator
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
+HEALTH_PATH = "/health"
 
 HOSTILE_KINDS = (
     "wrong_types",  # fields of the wrong JSON type
@@ -307,6 +309,8 @@ class FakeServer:
     async def _respond(
         self, method: str, path: str, headers: dict[str, str], body: bytes
     ) -> tuple[int, bytes, dict[str, str]]:
+        if path == HEALTH_PATH and method == "GET":  # ready, as `vllm serve` says it
+            return 200, b"{}", {}
         if path not in (OPENAI_PATH, ANTHROPIC_PATH):
             self.stats["not_found"] += 1
             return 404, _json({"error": {"message": f"no route {path}"}}), {}

@@ -59,19 +59,32 @@ class HTTPOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str | None = None
-    api_key_env: str | None = None  # None: the backend's default variable; "" sends no key
-    concurrency: int = Field(16, ge=1, le=4096)
-    timeout_s: float = Field(120.0, gt=0)
-    max_attempts: int = Field(6, ge=1, le=100)
-    backoff_base_s: float = Field(0.5, ge=0)
-    backoff_max_s: float = Field(30.0, ge=0)
-    retry_after_max_s: float = Field(120.0, ge=0)
-    cache: str | None = None  # path of the SQLite response cache; None disables caching
-    prices: dict[str, Price] = Field(default_factory=dict)  # model -> USD per million tokens
-    extra_body: dict[str, Any] = Field(default_factory=dict)  # provider-specific request fields
-    headers: dict[str, str] = Field(default_factory=dict)  # non-secret extra headers
-    max_response_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    base_url: str | None = Field(None, description=(
+        "the endpoint, up to before its own path (http://localhost:8000/v1; null: the "
+        "provider's)"))
+    api_key_env: str | None = Field(None, description=(
+        "the environment variable holding the API key (null: the backend's own, "
+        "OPENAI_API_KEY or ANTHROPIC_API_KEY; empty: send no key)"))
+    concurrency: int = Field(16, ge=1, le=4096, description="requests in flight at once")
+    timeout_s: float = Field(120.0, gt=0, description="seconds one request may take")
+    max_attempts: int = Field(6, ge=1, le=100, description=(
+        "tries of one request (rate limits, server errors, timeouts, broken connections and "
+        "garbled bodies are retried)"))
+    backoff_base_s: float = Field(0.5, ge=0, description=(
+        "backoff: retry k waits between half and all of this x 2^(k-1) seconds"))
+    backoff_max_s: float = Field(30.0, ge=0, description="backoff: the cap of that wait")
+    retry_after_max_s: float = Field(120.0, ge=0, description=(
+        "the longest wait a server's Retry-After is honoured with"))
+    cache: str | None = Field(None, description=(
+        "the SQLite file of the response cache (null: no cache)"))
+    prices: dict[str, Price] = Field(default_factory=dict, description=(
+        "model -> {input, output}: USD per million tokens, for the cost in the usage counts"))
+    extra_body: dict[str, Any] = Field(default_factory=dict, description=(
+        "provider-specific fields added to every request"))
+    headers: dict[str, str] = Field(default_factory=dict, description=(
+        "extra headers of every request (never secrets: keys come from api_key_env)"))
+    max_response_bytes: int = Field(8 * 1024 * 1024, ge=1024, description=(
+        "the largest response body read (a larger one is retried as a garbled reply)"))
 
 
 class TransientError(Exception):

@@ -41,7 +41,7 @@ class ModelSpec(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     other_keys: ClassVar[str] = "any option of that backend, as `python -m eval run -O` takes it"
-    backend: str = Field(description="which backend asks it (python -m eval run's --backend)")
+    backend: str = Field(description="which backend asks it: " + ", ".join(BACKENDS))
     model: str = Field(min_length=1, description="a local folder, a hub id or an API model name")
 
     @field_validator("backend")

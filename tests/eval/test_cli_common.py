@@ -26,3 +26,41 @@ def test_summary_shares_and_counts_by_reason():
     assert share(3, 8) == "37.5%" and share(0, 0) == "n/a"
     assert bracketed_counts({"no_json": 2, "truncated": 9}) == " [truncated=9 no_json=2]"
     assert bracketed_counts({}) == ""
+
+
+def test_model_and_generation_flags_come_from_the_fields():
+    import argparse
+
+    from eval.backends.base import GenerationSettings
+    from eval.backends.spec import ModelSpec
+    from eval.cli_common import add_model_arguments
+
+    p = argparse.ArgumentParser()
+    add_model_arguments(p, generation=tuple(GenerationSettings.model_fields),
+                        notes={"seed": "; and more"})
+    flags = {a.dest: a for a in p._actions}
+    assert flags["model"].help == ModelSpec.model_fields["model"].description
+    for name, info in GenerationSettings.model_fields.items():
+        assert flags[name].help.startswith(info.description) and flags[name].default is None
+    assert flags["seed"].help == "sampling seed; and more"
+    args = p.parse_args(["--model", "m", "--top-k", "5", "--stop", "a", "--stop", "b",
+                         "--temperature", "0.5", "-O", "x=1"])
+    assert (args.backend, args.top_k, args.stop, args.temperature) == ("hf", 5, ["a", "b"], 0.5)
+    assert args.backend_option == ["x=1"] and args.max_new_tokens is None
+
+
+def test_a_commands_own_defaults_and_choice_of_flags():
+    import argparse
+
+    from eval.cli_common import add_model_arguments
+
+    p = argparse.ArgumentParser()
+    group = add_model_arguments(p, backend="openai", choices=True, title="generator model",
+                                generation=("temperature",), defaults={"temperature": 0.8})
+    group.add_argument("--base-url")
+    args = p.parse_args(["--model", "m"])
+    assert (args.backend, args.temperature, args.base_url) == ("openai", 0.8, None)
+    assert not hasattr(args, "max_new_tokens")
+    assert "sampling temperature (0: greedy; default 0.8)" in " ".join(p.format_help().split())
+    with pytest.raises(SystemExit):
+        p.parse_args(["--model", "m", "--backend", "bedrock"])

@@ -48,6 +48,12 @@ def test_sampling_n_seed_and_greedy_n(backend):
     assert greedy[0].texts[0] == greedy[0].texts[1]
 
 
+def test_top_k_one_samples_the_greedy_text(backend):
+    greedy = backend.generate(PROMPTS[:2], GenerationConfig(max_new_tokens=10))
+    top1 = backend.generate(PROMPTS[:2], GenerationConfig(max_new_tokens=10, temperature=1.0, top_k=1))
+    assert [c.text for c in top1] == [c.text for c in greedy]
+
+
 def test_stop_strings_cut_the_text(backend):
     # sampled with a fixed seed: a random model's greedy text is often one token repeated
     config = GenerationConfig(max_new_tokens=24, temperature=1.0, seed=3)
@@ -109,7 +115,7 @@ def test_vllm_backend_without_vllm_is_one_line(monkeypatch):
     with pytest.raises(BackendError, match="install the `vllm` extra") as e:
         load_backend("vllm", "some/model")
     assert "\n" not in str(e.value)
-    with pytest.raises(BackendError, match="unknown backend 'vlm'; choose one of: anthropic, hf, openai, vllm"):
+    with pytest.raises(BackendError, match="unknown backend 'vlm'; choose one of: anthropic, hf, openai, served, vllm"):
         load_backend("vlm", "some/model")
 
 
@@ -153,4 +159,6 @@ def test_vllm_backend_maps_settings_and_reports_per_chunk(monkeypatch):
     assert out[3].finish_reasons == ["stop", "length"] and out[3].truncated(1)
     greedy = backend.sampling_params(GenerationConfig()).kw
     assert greedy["temperature"] == 0.0 and greedy["seed"] is None and greedy["stop"] is None
+    assert backend.sampling_params(GenerationConfig(temperature=1.0, top_k=5)).kw["top_k"] == 5
+    assert backend.sampling_params(GenerationConfig(top_k=5)).kw["top_k"] == -1  # greedy
     assert backend.describe()["vllm"] == "0.33.0"

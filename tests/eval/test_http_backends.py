@@ -68,6 +68,9 @@ def test_n_samples_native_and_per_call():
         for kind in ("openai", "anthropic"):
             make(kind, srv).generate([conv(0)], GenerationConfig(top_p=0.9, seed=None))
             assert srv.bodies[-1]["top_p"] == 0.9 and "seed" not in srv.bodies[-1]
+            assert "top_k" not in srv.bodies[-1]  # off unless set
+            make(kind, srv).generate([conv(0)], GenerationConfig(temperature=1.0, top_k=5))
+            assert srv.bodies[-1]["top_k"] == 5
     assert native.texts == ["s0-3", "s1-3", "s2-3"]
     assert split.texts == ["s0-1"] * 3 and claude.texts == ["s0-1"] * 3
 

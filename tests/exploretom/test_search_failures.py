@@ -84,6 +84,10 @@ def test_retries_make_a_flaky_target_give_the_fault_free_results(tmp_path, capsy
      ":4: target.batchsize: unknown key; allowed: kind, model, max_new_tokens, prompt, or an option "
      "of the hf backend: batch_size, "),
     ("target:\n  kind: noisy\n  p: 2\n", ":3: target.p: Input should be less than or equal to 1"),
+    # served is a backend like the others: its server is its own, so no endpoint is taken
+    ("target:\n  kind: served\n  model: m\n  base_url: http://localhost:8000/v1\n",
+     ":4: target.base_url: unknown key; allowed: kind, model, max_new_tokens, prompt, or an option "
+     "of the served backend: "),
 ])
 def test_run_configs_that_are_empty_or_unknown_are_one_line_errors(tmp_path, capsys, text, expect):
     cfg = tmp_path / "run.yaml"

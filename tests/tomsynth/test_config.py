@@ -44,8 +44,8 @@ def test_good_config_and_defaults(tmp_path):
 
 @pytest.mark.parametrize("edit, expected", [
     (("concurrency: 4", "concurrency: 0"), ":5: generator.concurrency: Input should be greater than or equal to 1"),
-    (("backend: openai", "backend: bedrock"), ":7: verifier.backend: unknown backend 'bedrock'; choose one of: anthropic, hf, openai, vllm"),
-    (("  model: claude-opus-4-5\n", "  model: claude-opus-4-5\n  temprature: 1\n"), ":5: generator.temprature: unknown key; allowed: backend, model, max_new_tokens, temperature, top_p, seed, or an option of the anthropic backend: anthropic_version, api_key_env, "),
+    (("backend: openai", "backend: bedrock"), ":7: verifier.backend: unknown backend 'bedrock'; choose one of: anthropic, hf, openai, served, vllm"),
+    (("  model: claude-opus-4-5\n", "  model: claude-opus-4-5\n  temprature: 1\n"), ":5: generator.temprature: unknown key; allowed: backend, model, max_new_tokens, temperature, top_p, seed, stop, top_k, or an option of the anthropic backend: anthropic_version, api_key_env, "),
     (("{input: 5, output: 25}", "{input: -5, output: 25}"), ":11: prices.claude-opus-4-5.input: Input should be greater than or equal to 0"),
     (("  concurrency: 4\n", "  concurrency: 4\n  backoff_base: 1\n"), ":6: generator.backoff_base: unknown key; allowed: backend, model, "),
     (("  concurrency: 4\n", "  concurrency: 4\n  max_attempts: many\n"), ":6: generator.max_attempts: Input should be a valid integer, unable to parse string as an integer (got 'many')"),

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from eval.backends.base import Conversation, GenerationConfig
 from eval.backends.http_common import BadResponse, HTTPBackend, HTTPOptions, Reply, as_int, text_of
 
@@ -21,7 +23,7 @@ STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "leng
 
 
 class AnthropicOptions(HTTPOptions):
-    anthropic_version: str = "2023-06-01"
+    anthropic_version: str = Field("2023-06-01", description="the API version header sent")
 
 
 class AnthropicBackend(HTTPBackend):
@@ -57,6 +59,8 @@ class AnthropicBackend(HTTPBackend):
         # Recent Claude models refuse temperature and top_p together; send top_p only when set.
         if config.top_p < 1.0:
             payload["top_p"] = config.top_p
+        if config.top_k is not None:
+            payload["top_k"] = config.top_k
         if config.stop:
             payload["stop_sequences"] = list(config.stop)
         return payload

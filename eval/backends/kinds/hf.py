@@ -10,8 +10,8 @@ split in half and retried. A prompt longer than the model's context comes back a
 `Completion` with `error` set instead of stopping the run.
 
 Our `GenerationConfig` always wins over the model's own generation defaults for the settings it
-holds (greedy/temperature, top_p, n, max_new_tokens, stop strings, seed); top-k is switched off so
-that sampling means the same thing here as in the vLLM and HTTP backends. The model's other
+holds (greedy/temperature, top_p, top_k, n, max_new_tokens, stop strings, seed); top-k is off unless
+`top_k` is set, so that sampling means the same thing here as in the vLLM and HTTP backends. The model's other
 defaults (eos tokens, repetition penalty) are kept.
 """
 from __future__ import annotations
@@ -211,7 +211,7 @@ class HFBackend(Backend):
         gen.num_return_sequences = config.n if sample else 1
         gen.temperature = config.temperature if sample else None
         gen.top_p = config.top_p if sample else None
-        gen.top_k = 0 if sample else None
+        gen.top_k = (config.top_k or 0) if sample else None
         gen.min_p = None
         gen.stop_strings = list(config.stop) or None
         gen.pad_token_id = self.tokenizer.pad_token_id

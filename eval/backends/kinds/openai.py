@@ -19,12 +19,15 @@ from eval.backends.http_common import BadResponse, HTTPBackend, HTTPOptions, Rep
 
 
 class OpenAIOptions(HTTPOptions):
-    # Ask for n samples in one call (vLLM, OpenAI); False sends n calls for servers without `n`.
-    native_n: bool = True
-    # Some providers reject `seed`; vLLM and OpenAI use it for reproducible sampling.
-    send_seed: bool = True
-    # OpenAI's reasoning models want max_completion_tokens; most servers accept max_tokens.
-    max_tokens_field: str = Field("max_tokens", pattern="^(max_tokens|max_completion_tokens)$")
+    native_n: bool = Field(True, description=(
+        "ask for n samples in one call (vLLM, OpenAI); false: n calls, for servers without n"))
+    send_seed: bool = Field(True, description=(
+        "send the sampling seed (vLLM and OpenAI sample reproducibly with it; some providers "
+        "reject it)"))
+    max_tokens_field: str = Field("max_tokens", pattern="^(max_tokens|max_completion_tokens)$",
+                                  description=(
+        "the request field of the token limit: max_tokens (most servers) or "
+        "max_completion_tokens (OpenAI's reasoning models)"))
 
 
 class OpenAIBackend(HTTPBackend):
@@ -53,6 +56,8 @@ class OpenAIBackend(HTTPBackend):
         # 1.0 is every server's default, and some reasoning models reject the field altogether.
         if config.top_p < 1.0:
             payload["top_p"] = config.top_p
+        if config.top_k is not None:  # vLLM's and SGLang's servers take it; OpenAI's API does not
+            payload["top_k"] = config.top_k
         if n != 1:
             payload["n"] = n
         if config.stop:

@@ -9,7 +9,7 @@ GiB, not from gpu_memory_utilization).
 The whole batch goes to `LLM.chat` in chunks of `chunk_size` conversations: vLLM schedules each
 chunk with continuous batching, and `on_result` is called after every chunk, so an interrupted run
 loses at most one chunk. Sampling follows our `GenerationConfig` (temperature 0 is greedy; top-k
-is off), with a per-request seed so sampled runs are reproducible.
+is off unless `top_k` is set), with a per-request seed so sampled runs are reproducible.
 """
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ class VLLMBackend(Backend):
             n=config.n,
             temperature=config.temperature,
             top_p=config.top_p if sample else 1.0,
-            top_k=-1,  # off; -1 means "all tokens" in every vLLM release
+            top_k=config.top_k if sample and config.top_k else -1,  # -1: all tokens, in every release
             max_tokens=config.max_new_tokens,
             stop=list(config.stop) or None,
             seed=config.seed if sample else None,
