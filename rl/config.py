@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 # load_config reads these files; ConfigError is also what every rl command raises for a setting
 # it cannot use
 from eval import config_file
+from eval.backends.base import generation_model
 from eval.config_file import ConfigError, load_config  # noqa: F401
 from eval.rows import ANSWER_TYPES
 
@@ -207,13 +208,23 @@ class RewardSettings(_Section):
                            "the paper's reward, total in {-1, 0, 1}")
 
 
-class GreedyEvalSettings(_Section):
-    """Greedy accuracy on the `data.eval` rows every `steps` optimizer steps (rl.trainer); when on,
-    it replaces TRL's own (sampled) evaluation of data.eval."""
+class _GreedyEvalSteps(_Section):
     steps: Optional[int] = Field(None, gt=0, description="greedy accuracy on data.eval every "
                                  "this many steps; null: off")
-    max_new_tokens: Optional[int] = Field(None, gt=0, description="null: grpo.max_completion_length")
+
+
+class GreedyEvalSettings(generation_model("max_new_tokens", base=_GreedyEvalSteps, optional=True,
+                                          null="grpo.max_completion_length")):
+    """Greedy accuracy on the `data.eval` rows every `steps` optimizer steps (rl.trainer); when on,
+    it replaces TRL's own (sampled) evaluation of data.eval."""
     batch_size: int = Field(16, gt=0, description="prompts per generation batch")
+
+    def generation(self, max_completion_length: int):
+        """What the policy is asked with: greedy, at most `max_new_tokens` (null: the training
+        completions' limit)."""
+        from eval.backends.base import GenerationConfig
+
+        return GenerationConfig(max_new_tokens=self.max_new_tokens or max_completion_length)
 
 
 class FrontierSettings(_Section):

@@ -140,7 +140,7 @@ def build_trainer(cfg: GRPORun, check=None):
     if greedy.steps:
         trainer.add_callback(greedy_eval_callback(
             trainer, list(eval_rows), greedy.steps,
-            greedy.max_new_tokens or cfg.grpo.max_completion_length, greedy.batch_size))
+            greedy.generation(cfg.grpo.max_completion_length), greedy.batch_size))
     return trainer
 
 

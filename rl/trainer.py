@@ -302,12 +302,12 @@ def accuracy_by_group(rows: list[dict[str, Any]], texts: list[str | None]) -> di
     return {"errors": float(errors), **{k: sum(v) / len(v) for k, v in sums.items()}}
 
 
-def greedy_eval_callback(trainer, rows: list[dict[str, Any]], every: int, max_new_tokens: int,
+def greedy_eval_callback(trainer, rows: list[dict[str, Any]], every: int, generation: Any,
                          batch_size: int = 16):
-    """A TrainerCallback logging `greedy_eval/*` every `every` optimizer steps (and after the last)."""
+    """A TrainerCallback logging `greedy_eval/*` every `every` optimizer steps (and after the
+    last), the policy asked with `generation` (GreedyEvalSettings.generation)."""
     from transformers import Trainer, TrainerCallback
 
-    from eval.backends.base import GenerationConfig
     from eval.backends.kinds.hf import HFBackend
 
     def evaluate(state) -> dict[str, float]:
@@ -322,7 +322,7 @@ def greedy_eval_callback(trainer, rows: list[dict[str, Any]], every: int, max_ne
             with unwrap_model_for_generation(trainer.model_wrapped, acc) as policy:
                 backend = HFBackend.from_objects(policy, trainer.processing_class, name="policy",
                                                  batch_size=batch_size)
-                done = backend.generate([r["prompt"] for r in mine], GenerationConfig(max_new_tokens=max_new_tokens))
+                done = backend.generate([r["prompt"] for r in mine], generation)
         finally:
             model.train(was_training)
         from accelerate.utils import gather_object
