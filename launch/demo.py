@@ -338,6 +338,10 @@ class Demo:
         last = last_checkpoint(str(out))
         if last and self._finish_from_checkpoint(Path(last), out):
             return
+        if last is None:  # only torn checkpoints (killed during the first save): nothing to resume
+            for torn in out.glob("checkpoint-*"):
+                self.log(f"{torn.name} was not written whole (no trainer_state.json): removed")
+                shutil.rmtree(torn)
         resume = ["--resume"] if last else []
         seed = () if self.seed is None else ("--train.seed", str(self.seed))
         self.sh(PY, "-m", module, config, "--model.path", model,

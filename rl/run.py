@@ -274,9 +274,11 @@ def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: li
         out = cfg.train.output_dir
         last = last_checkpoint(out)
         if args.resume and last is None:
-            raise ConfigError(f"--resume: no checkpoint-* folder in {out}")
-        if not args.resume and not args.check and last is not None:
-            raise ConfigError(f"train.output_dir: {out} already holds {Path(last).name}; "
+            raise ConfigError(f"--resume: no whole checkpoint-* folder in {out} (one with its "
+                              "trainer_state.json)")
+        held = last or next((p for p in sorted(Path(out).glob("checkpoint-*")) if p.is_dir()), None)
+        if not args.resume and not args.check and held is not None:
+            raise ConfigError(f"train.output_dir: {out} already holds {Path(held).name}; "
                               "pass --resume to continue it or choose another output_dir")
         stop = cfg.train.stop_at_step
         if args.resume and stop is not None and checkpoint_step(last) >= stop:

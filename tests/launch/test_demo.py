@@ -275,3 +275,25 @@ def test_report_says_when_its_samples_predate_the_derived_verdicts(tmp_path):
     assert s["derived_missing"] and not s["derived"]
     md = (out / "report" / "report.md").read_text()
     assert "No share right with a checked derivation: these samples were written before" in md
+
+
+def test_a_checkpoint_torn_by_a_kill_is_removed_and_training_starts_over(tmp_path, capsys):
+    """Killed while writing its first checkpoint (no trainer_state.json, written last), a stage has
+    nothing to resume: the torn folder goes and the command runs without --resume; with a whole
+    checkpoint beside a torn later one, it resumes (the trainer rewrites the later one)."""
+    run = demo_mod.Demo(tmp_path, [], quiet=True)
+    commands = []
+    run.sh = lambda *args: commands.append([str(a) for a in args])
+    out = tmp_path / "sft"
+    (out / "checkpoint-1").mkdir(parents=True)
+    (out / "checkpoint-1" / "model.safetensors").write_bytes(b"half")
+    run._train("rl.sft", "cfg.yaml", tmp_path / "model", out, ())
+    assert not (out / "checkpoint-1").exists() and "--resume" not in commands[-1]
+    assert "checkpoint-1 was not written whole" in capsys.readouterr().out
+    for step, whole in ((1, True), (2, False)):
+        (out / f"checkpoint-{step}").mkdir()
+        if whole:
+            (out / f"checkpoint-{step}" / "trainer_state.json").write_text(
+                json.dumps({"global_step": 1, "max_steps": 4}))
+    run._train("rl.sft", "cfg.yaml", tmp_path / "model", out, ())
+    assert commands[-1][-1] == "--resume" and (out / "checkpoint-2").exists()

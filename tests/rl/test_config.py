@@ -142,7 +142,8 @@ def test_command_line_errors_are_one_line(tmp_path, capsys):
         "pass --resume to continue it or choose another output_dir")
     assert sft_cli([str(REPO / "configs/sft/tiny-cpu.yaml"), "--train.output_dir", str(tmp_path / "new"),
                     "--resume"]) == 2
-    assert capsys.readouterr().err.strip() == f"error: --resume: no checkpoint-* folder in {tmp_path / 'new'}"
+    assert capsys.readouterr().err.strip() == (f"error: --resume: no whole checkpoint-* folder in {tmp_path / 'new'} "
+                                                "(one with its trainer_state.json)")
     assert train_cli([str(GRPO_TINY), "--vllm.enabled", "true", "--train.output_dir", str(tmp_path / "v")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: vllm.enabled: vLLM is not installed") and "\n" not in err
