@@ -9,7 +9,8 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum |
 # vLLM for real run there (in .venv they are skipped). VLLM_TESTS= (empty) skips them.
 VVENV ?= .venv-vllm
 VSTAMP := $(VVENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
-VLLM_TESTS ?= tests/eval/test_vllm_backend.py tests/rl/test_vllm.py tests/test_served_model.py
+VLLM_TESTS ?= tests/eval/test_vllm_backend.py tests/rl/test_vllm.py tests/test_served_model.py \
+              tests/rl/test_frontier.py::test_frontier_measures_with_vllm_colocated
 
 .PHONY: setup setup-vllm demo demo-real model-smollm2 model-qwen05 model-qwen15 test bench clean
 
