@@ -135,8 +135,10 @@ QUICK = Profile(
     report="transfer_report.py",
     checkpoints=("base", "sft"),
     goals=(("tomi", 15.0), ("hitom", 8.0)),
-    expected=(("data", "20 s"), ("export", "5 s"), ("model", "30 s"), ("sft", "about 20 min"),
-              ("eval", "about 6 min"), ("report", "5 s")),
+    # 2026-11-28, AMD EPYC with AVX2 only: the data's CPU seconds over its two processes, SFT at
+    # 29-35 s a step on idle cores (docs/experiments.md, ninth session)
+    expected=(("data", "about 1 min"), ("export", "10 s"), ("model", "about 20 s"),
+              ("sft", "about 27 min"), ("report", "5 s")),
 )
 # REAL at toy sizes: give it a small GGUF with --model-source (the tests write one)
 REAL_SMOKE = Profile(
