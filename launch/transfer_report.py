@@ -246,7 +246,7 @@ def markdown(s: dict[str, Any], facts: list[str]) -> str:
             verdict = kind_verdict(kinds, ckpts)
             if verdict:
                 lines.append(f"  {verdict}")
-    lines += ["", *facts, "",
+    lines += ["", "Models:", "", *facts, "",
              "Accuracy per item in percent (95% Wilson interval); differences in points, paired on "
              "the same items (95% bootstrap interval; bold where the interval excludes zero).", "",
              "| benchmark | items | chance | " + " | ".join(ckpts) + " | "
