@@ -20,8 +20,8 @@ so entropies, temperature scaling and masking are TRL's.
 
 Generation (transformers `generate`) is handled the same way: the distinct prompts are prefilled
 once and `generate` continues from that cache (its prefix-cache path), so the group's prompt is
-neither prefilled G times nor, with `rl.prefix_attention`, copied and read G times at every token. vLLM generation is left as it is (vLLM caches prefixes
-itself).
+neither prefilled G times nor, with `rl.prefix_attention`, copied and read G times at every token.
+vLLM generation is left as it is (vLLM caches prefixes itself).
 
 Where the cache cannot stand in for the prompt (DeepSpeed ZeRO-3 and FSDP shard the weights the
 two passes share; multimodal inputs; mixture-of-experts auxiliary losses; a cache that is not a
@@ -62,9 +62,10 @@ def _spread(tensor: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     """`tensor[rows]` along the batch. A GRPO batch holds each prompt's completions side by side,
     equally many: then a broadcast view, whose backward is a sum over the group, stands in for
     the gather, whose backward scatters one row at a time."""
-    u, n = tensor.size(0), rows.numel()
-    if n % u == 0 and torch.equal(rows, torch.arange(u, device=rows.device).repeat_interleave(n // u)):
-        return tensor.unsqueeze(1).expand(u, n // u, *tensor.shape[1:]).reshape(n, *tensor.shape[1:])
+    group = prefix_attention.grouped(rows, tensor.size(0))
+    if group is not None:
+        return tensor.unsqueeze(1).expand(tensor.size(0), group, *tensor.shape[1:]).reshape(
+            rows.numel(), *tensor.shape[1:])
     return tensor.index_select(0, rows)
 
 
@@ -128,13 +129,19 @@ def prompt_cache(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, row
     return cache
 
 
-def _prefix_group(model, rows: torch.Tensor, units: int) -> int | None:
-    """G when the completions can read their prompt's cache once per group (rl.prefix_attention):
-    each prompt's G rows side by side, and a model that attends with sdpa, whose masks that
-    attention takes; None: the cache is spread to every row instead."""
-    if _transformers_model(model).config._attn_implementation != "sdpa":
-        return None
-    return prefix_attention.grouped(rows, units)
+def cache_for_rows(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, first: torch.Tensor,
+                   rows: torch.Tensor):
+    """(the distinct prompts' cache as the rows read it, the attention to run against it). With each
+    prompt's rows side by side and a model that attends with sdpa (whose masks that attention
+    takes), the rows read one copy per group (rl.prefix_attention); else the cache is spread to
+    every row and the model attends as it does."""
+    group = None
+    if _transformers_model(model).config._attn_implementation == "sdpa":
+        group = prefix_attention.grouped(rows, len(first))
+    if group is None:
+        return prompt_cache(model, prompt_ids[first], prompt_mask[first], rows), contextlib.nullcontext()
+    cache = prompt_cache(model, prompt_ids[first], prompt_mask[first], None)
+    return prefix_attention.shared_prefix_cache(cache, group), prefix_attention.attention_of(model)
 
 
 def shared_logps(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
@@ -152,15 +159,8 @@ def shared_logps(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, l
     tail_ids = input_ids[:, width - 1:]
     labels = tail_ids.masked_fill(attention_mask[:, width - 1:] == 0, -100)
     labels[:, 0] = -100  # the last prompt token only predicts the first completion token
-    group = _prefix_group(model, rows, len(first))
     with checkpointing_off(model), autocast():
-        if group is None:
-            cache = prompt_cache(model, prompt_ids[first], prompt_mask[first], rows)
-            attention = contextlib.nullcontext()
-        else:
-            cache = prefix_attention.shared_prefix_cache(
-                prompt_cache(model, prompt_ids[first], prompt_mask[first], None), group)
-            attention = prefix_attention.attention_of(model)
+        cache, attention = cache_for_rows(model, prompt_ids, prompt_mask, first, rows)
         with attention:
             out = model(input_ids=tail_ids, attention_mask=attention_mask, labels=labels, fused_lm_head=True,
                         **{cache_kwarg(model): cache})
@@ -169,7 +169,7 @@ def shared_logps(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, l
 
 def prefill_once(generate: Callable, model) -> Callable:
     """`generate` (a model's bound method) that prefills each distinct prompt of the batch once and
-    continues every row from the expanded cache."""
+    continues every row from that cache."""
 
     @functools.wraps(generate)
     def generate_shared(*args, input_ids=None, attention_mask=None, **kwargs):
@@ -179,15 +179,9 @@ def prefill_once(generate: Callable, model) -> Callable:
         first, rows = unique_prompts(input_ids, attention_mask)
         if len(first) == len(input_ids):
             return generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
-        group = _prefix_group(model, rows, len(first))
-        if group is None:
-            with torch.no_grad():
-                cache = prompt_cache(model, input_ids[first], attention_mask[first], rows)
-            return generate(input_ids=input_ids, attention_mask=attention_mask, **{cache_kwarg(model): cache}, **kwargs)
         with torch.no_grad():
-            cache = prefix_attention.shared_prefix_cache(
-                prompt_cache(model, input_ids[first], attention_mask[first], None), group)
-        with prefix_attention.attention_of(model):
+            cache, attention = cache_for_rows(model, input_ids, attention_mask, first, rows)
+        with attention:
             return generate(input_ids=input_ids, attention_mask=attention_mask, **{cache_kwarg(model): cache}, **kwargs)
 
     return generate_shared
