@@ -341,9 +341,11 @@ def main(argv: list[str] | None = None) -> int:
 def _goal(text: str) -> tuple[str, float]:
     name, sep, points = text.partition("=")
     try:
-        return name, float(points) if sep and name else float("x")
+        if sep and name:
+            return name, float(points)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--goal takes NAME=POINTS (e.g. tomi=15), got {text!r}") from None
+        pass
+    raise argparse.ArgumentTypeError(f"--goal takes NAME=POINTS (e.g. tomi=15), got {text!r}")
 
 
 if __name__ == "__main__":
