@@ -127,7 +127,10 @@ QUICK = Profile(
     model_source=REAL.model_source,
     export_args=REAL.export_args,
     compare_settings=0,
-    sft_overrides=("--train.max_steps", "50", "--train.save_steps", "10"),
+    # batches of rows of similar length: a random batch of 8 is padded to its longest row, 52% of
+    # its tokens padding on this data (1.49x the tokens of length-grouped batches; docs/experiments.md)
+    sft_overrides=("--train.max_steps", "50", "--train.save_steps", "10",
+                   "--trl.train_sampling_strategy", "group_by_length"),
     eval_suite="configs/eval/quick.yaml",
     eval_backend="vllm",
     eval_args=REAL.eval_args,
@@ -162,11 +165,23 @@ REAL_SMOKE = Profile(
 )
 # QUICK at toy sizes (with --model-source), for its kill-and-resume test
 QUICK_SMOKE = Profile(**{**REAL_SMOKE.__dict__, "name": "quick-smoke", "checkpoints": QUICK.checkpoints,
-                         "goals": QUICK.goals, "eval_suite": "configs/eval/quick.yaml"})
+                         "goals": QUICK.goals, "eval_suite": "configs/eval/quick.yaml",
+                         "sft_overrides": (*REAL_SMOKE.sft_overrides, *QUICK.sft_overrides[4:])})
 PROFILES = {"quick": QUICK, "real": REAL, "tiny": TINY, "smoke": SMOKE, "real-smoke": REAL_SMOKE,
             "quick-smoke": QUICK_SMOKE}
 DEFAULT_OUT = {"quick": "runs/demo", "real": "runs/demo-real", "tiny": "runs/demo-tiny"}
 STAGES = ("data", "compare", "export", "model", "sft", "grpo", "eval", "report")
+
+
+# What the libraries print that a demo user cannot act on, silenced unless the caller sets the
+# variable: vLLM's ~45 INFO/WARNING lines per engine start (eager mode, no Triton on CPU, no
+# tcmalloc preloaded), torch's C++ NUMA-binding notice, DeepSpeed's "Setting accelerator to CPU"
+# (every profile here trains on CPU), and the libraries' FutureWarnings about their own
+# dependencies (TRL's is_gradient_checkpointing, vLLM's torch.distributed.reduce_op), and the
+# datasets library's bar for every one-second map (the long stages keep theirs).
+QUIET_LIBRARIES = {"VLLM_LOGGING_LEVEL": "ERROR", "TORCH_CPP_LOG_LEVEL": "ERROR",
+                   "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+                   "DS_ACCELERATOR": "cpu", "PYTHONWARNINGS": "ignore::FutureWarning"}
 
 
 def _children_cpu() -> float:
@@ -217,7 +232,7 @@ class Demo:
         # vLLM's CPU build otherwise takes 90% of the machine's memory for its KV cache, and
         # anything beside it (a second command, a test run) gets its worker killed for memory
         env = {"OMP_NUM_THREADS": str(self.p.threads), "VLLM_CPU_KVCACHE_SPACE": "4",
-               **os.environ, "PYTHONUNBUFFERED": "1",
+               **QUIET_LIBRARIES, **os.environ, "PYTHONUNBUFFERED": "1",
                "WANDB_MODE": "disabled", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false"}
         procs = []
@@ -244,6 +259,12 @@ class Demo:
     def log(self, msg: str) -> None:
         print(f"[demo] {msg}", flush=True)
 
+    @property
+    def stages(self) -> list[str]:
+        """This profile's stages, in order: the comparison and GRPO only where it has them."""
+        skipped = {"compare": not self.p.compare_settings, "grpo": "grpo" not in self.p.checkpoints}
+        return [s for s in STAGES if not skipped.get(s)]
+
     def done(self, stage: str) -> bool:
         return (self.stage_dir / f"{stage}.json").exists()
 
@@ -255,23 +276,22 @@ class Demo:
                                                          "data_seed": self.data_seed}))
         total = time.perf_counter()
         expected = dict(self.p.expected)
-        for k, stage in enumerate(STAGES, 1):
+        stages = self.stages
+        for k, stage in enumerate(stages, 1):
             if only and stage not in only:
                 continue
-            if stage == "grpo" and "grpo" not in self.p.checkpoints:
-                continue  # not part of this profile
             if self.done(stage):
-                self.log(f"stage {k}/{len(STAGES)} {stage}: done earlier, skipped")
+                self.log(f"stage {k}/{len(stages)} {stage}: done earlier, skipped")
                 continue
             took = f" (took {expected[stage]} when measured)" if stage in expected else ""
-            self.log(f"stage {k}/{len(STAGES)} {stage}{took} ...")
+            self.log(f"stage {k}/{len(stages)} {stage}{took} ...")
             start, cpu = time.perf_counter(), _children_cpu()
             getattr(self, f"stage_{stage}")()
             secs, cpu = time.perf_counter() - start, _children_cpu() - cpu
             # CPU seconds beside wall seconds: on shared cores the wall time says little.
             (self.stage_dir / f"{stage}.json").write_text(json.dumps(
                 {"seconds": round(secs, 1), "cpu_seconds": round(cpu, 1)}))
-            self.log(f"stage {k}/{len(STAGES)} {stage}: {secs:.0f} s ({cpu:.0f} CPU s)")
+            self.log(f"stage {k}/{len(stages)} {stage}: {secs:.0f} s ({cpu:.0f} CPU s)")
         self.log(f"finished in {time.perf_counter() - total:.0f} s; report: "
                  f"{self.out / 'report' / 'report.md'} (and report.html)")
         self.say_goals()
@@ -311,8 +331,6 @@ class Demo:
 
     def stage_compare(self) -> None:
         """A* vs overgenerate-and-filter at equal budget, for the report's difficulty figure."""
-        if not self.p.compare_settings:
-            return  # the transfer report has no difficulty figure
         self.compare.unlink(missing_ok=True)  # a few seconds: redone whole if interrupted
         self.sh(PY, "-m", "exploretom", "bench-search", "--target", "world", "--settings",
                 str(self.p.compare_settings), "--stories", "1", "--seeds", "1", "--seed", "0",

@@ -135,6 +135,30 @@ def test_commands_train_on_the_profiles_threads_unless_the_caller_set_them(tmp_p
     assert "threads 1" in capfd.readouterr().out
 
 
+def test_commands_run_without_the_libraries_noise_unless_the_caller_asks_for_it(tmp_path, capfd,
+                                                                               monkeypatch):
+    """vLLM's start-up lines, DeepSpeed's accelerator notice, dependency FutureWarnings and the
+    datasets bars are off in the demo's commands; a variable the caller set is theirs."""
+    names = ("VLLM_LOGGING_LEVEL", "DS_ACCELERATOR", "PYTHONWARNINGS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
+    show = (sys.executable, "-c", f"import os; print([os.environ[n] for n in {names!r}])")
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+    demo_mod.Demo(tmp_path, []).sh(*show)
+    assert "['ERROR', 'cpu', 'ignore::FutureWarning', '1']" in capfd.readouterr().out
+    monkeypatch.setenv("VLLM_LOGGING_LEVEL", "INFO")
+    demo_mod.Demo(tmp_path, []).sh(*show)
+    assert "['INFO', 'cpu'," in capfd.readouterr().out
+
+
+def test_stages_are_numbered_among_the_profiles_own(tmp_path):
+    """quick has no comparison and no GRPO: its stages count 1 to 6, not 1 to 8 with gaps."""
+    assert demo_mod.Demo(tmp_path, [], profile=demo_mod.QUICK).stages == [
+        "data", "export", "model", "sft", "eval", "report"]
+    assert demo_mod.Demo(tmp_path, [], profile=demo_mod.REAL).stages == [
+        "data", "export", "model", "sft", "grpo", "eval", "report"]
+    assert demo_mod.Demo(tmp_path, [], profile=demo_mod.SMOKE).stages == list(demo_mod.STAGES)
+
+
 def test_commands_run_together_fail_the_stage_when_one_fails_and_stop_the_others(tmp_path):
     """The data stage runs its search shards at once: one failing shard fails the stage (naming
     its command) and the shards still running are stopped, not left writing."""
