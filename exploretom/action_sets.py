@@ -9,8 +9,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
-from exploretom.story import (BROADCAST, ENTER, LEAVE, MOVE_CONTAINER, MOVE_ROOM, PRIVATE,
-                              UPDATE_STATE, Action)
+from exploretom.semantics.story import (BROADCAST, ENTER, LEAVE, MOVE_CONTAINER, MOVE_ROOM, PRIVATE,
+                                        UPDATE_STATE, Action)
 
 CHIT_PRIVATE, CHIT_PUBLIC = "chitchat_private", "chitchat_public"
 INFO_PRIVATE, INFO_PUBLIC = "info_private", "info_public"

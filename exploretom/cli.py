@@ -14,10 +14,10 @@ from eval.outputs import check_fingerprint, refuse_inputs, start_over
 from eval.paths import describe_error
 from exploretom.action_sets import ACTION_SETS, Conditions
 from exploretom.cli_args import UsageError, positive_int, sample_one, story_id
-from exploretom.label import label_line, validate
+from exploretom.semantics.label import label_line, validate
 from exploretom.sampler import ConditionsUnreachable
-from exploretom.story import StoryFormatError
-from exploretom.tracker import StoryError
+from exploretom.semantics.story import StoryFormatError
+from exploretom.semantics.tracker import StoryError
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
@@ -127,11 +127,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    from exploretom.label import label_story
-    from exploretom.story import parse_story
-    from exploretom.trace import StoryTracer
-    from exploretom.replay import Replay
-    from exploretom.trace_check import TraceError, check_trace
+    from exploretom.semantics.label import label_story
+    from exploretom.semantics.story import parse_story
+    from exploretom.semantics.trace import StoryTracer
+    from exploretom.semantics.replay import Replay
+    from exploretom.semantics.trace_check import TraceError, check_trace
 
     failed = 0
     for at, record in iter_records(args.stories):
@@ -207,8 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("trace", help="every question of each story with its answer and its "
-                       "reasoning trace, each checked by exploretom.trace_check; exits 1 if one "
-                       "fails the check")
+                       "reasoning trace, each checked by exploretom.semantics.trace_check; exits 1 "
+                       "if one fails the check")
     p.add_argument("stories", help="story structures, JSON Lines (STORY_FORMAT.md)")
     p.add_argument("--max-order", type=int, default=2)
     p.add_argument("--markdown", action="store_true", help="one block per question")

@@ -11,8 +11,8 @@ import random
 from typing import Any
 
 from exploretom.action_sets import Conditions
-from exploretom.label import story_text
-from exploretom.questions import CONTAINER, KNOWLEDGE, ROOM, STATE, generate_questions
+from exploretom.semantics.label import story_text
+from exploretom.semantics.questions import CONTAINER, KNOWLEDGE, ROOM, STATE, generate_questions
 from exploretom.sampler import sample_story
 
 

@@ -106,8 +106,8 @@ def dataset_card(stats: dict[str, Any]) -> str:
              "`knowledge`); `meta` is a JSON string with the question's order, kind, property, "
              "people, interesting and false-belief flags, the action set, the story "
              "structure and `reasoning`, a step-by-step derivation of the answer written "
-             "from the tracker (exploretom.trace). Splits are by story: no story appears in "
-             "two splits.", "",
+             "from the tracker (exploretom.semantics.trace). Splits are by story: no story "
+             "appears in two splits.", "",
              "```python", "from datasets import load_from_disk",
              "ds = load_from_disk(\"<this folder>\")", "```", "",
              "## How it was made", "", "```bash", stats["command"], "```", "",

@@ -14,8 +14,8 @@ from eval.rows import features as row_features
 from eval.rows import make_row
 from exploretom.dataset_split import in_share, stable_hash
 from exploretom.dataset_stories import Item, StoryIn
-from exploretom.story import parse_story
-from exploretom.trace import StoryTracer
+from exploretom.semantics.story import parse_story
+from exploretom.semantics.trace import StoryTracer
 
 SOURCE = "exploretom"
 
@@ -85,8 +85,8 @@ def story_tracer(story: StoryIn) -> StoryTracer:
 
 
 def add_reasoning(items: Sequence[Item]) -> None:
-    """Each item's trace (exploretom.trace). A stored answer the tracker no longer derives is an
-    error: the file was labelled by another version of the tracker."""
+    """Each item's trace (exploretom.semantics.trace). A stored answer the tracker no longer derives
+    is an error: the file was labelled by another version of the tracker."""
     tracers: dict[str, StoryTracer] = {}
     for it in items:
         tracer = tracers.get(it.story.id)

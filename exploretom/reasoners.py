@@ -23,10 +23,10 @@ import functools
 import hashlib
 from typing import Any, Callable
 
-from exploretom.questions import CONTAINER, KNOWLEDGE, KNOWS, NOT_KNOWS, ROOM, STATE
-from exploretom.story import (BROADCAST, MOVE_CONTAINER, MOVE_ROOM, PRIVATE, UPDATE_STATE,
-                              CONTAINER_LOCATION)
-from exploretom.tracker import StoryError, Tracker
+from exploretom.semantics.questions import CONTAINER, KNOWLEDGE, KNOWS, NOT_KNOWS, ROOM, STATE
+from exploretom.semantics.story import (BROADCAST, MOVE_CONTAINER, MOVE_ROOM, PRIVATE, UPDATE_STATE,
+                                        CONTAINER_LOCATION)
+from exploretom.semantics.tracker import StoryError, Tracker
 
 Question = dict[str, Any]
 Reasoner = Callable[[Tracker, Question], str]

@@ -27,10 +27,10 @@ from typing import Any, Sequence
 from exploretom.action_sets import (CHIT_PRIVATE, CHIT_PUBLIC, IMPORTANT, INFO_PRIVATE,
                                     INFO_PUBLIC, Conditions, distance_to_desired, kind_of)
 from exploretom.lexicon import Context, sample_context
-from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
-                              MOVE_ROOM, PRIVATE, ROOM_LOCATION, UPDATE_STATE, Action, Story,
-                              Topic)
-from exploretom.tracker import StoryError, Tracker
+from exploretom.semantics.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
+                                        MOVE_ROOM, PRIVATE, ROOM_LOCATION, UPDATE_STATE, Action,
+                                        Story, Topic)
+from exploretom.semantics.tracker import StoryError, Tracker
 
 # Relative odds of each kind in a step (communication kinds share one unit between their
 # private and public forms, as in the paper's info-* and chitChat-*).

@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from exploretom.action_sets import Conditions, distance_to_desired
-from exploretom.label import story_text
+from exploretom.semantics.label import story_text
 from exploretom.lexicon import Context
-from exploretom.questions import generate_questions
+from exploretom.semantics.questions import generate_questions
 from exploretom.sampler import Progress, StorySampler
 from exploretom.targets import Item, Target, judge
-from exploretom.tracker import Tracker
+from exploretom.semantics.tracker import Tracker
 
 
 POLICIES = ("by_g", "paper")

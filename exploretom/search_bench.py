@@ -21,7 +21,7 @@ from eval.jsonl import Appender, InputError, hold, iter_records, repair, resume
 from eval.outputs import refuse_inputs, start_over
 from eval.stats import bootstrap_mean
 from exploretom.action_sets import Conditions
-from exploretom.label import story_text
+from exploretom.semantics.label import story_text
 from exploretom.sampler import StorySampler
 from exploretom.search import Evaluator, Node, SearchConfig, search_pool
 from exploretom.search_run import (Failures, Grid, RunConfig, accuracy_of, bench_settings,
@@ -29,7 +29,7 @@ from exploretom.search_run import (Failures, Grid, RunConfig, accuracy_of, bench
                                    setting_key, story_json, story_streams)
 from exploretom.targets import (PROMPTS, TARGET_FORMS, Target, TargetError, check_target,
                                 make_target, parse_target)
-from exploretom.tracker import Tracker
+from exploretom.semantics.tracker import Tracker
 
 
 BENCH_METHODS = ("astar", "baseline", "block_baseline")  # search, pooled, the paper's blocks
@@ -97,7 +97,7 @@ def bench_unit(cond: Conditions, k: int, seed: int, target: Target, cfg: SearchC
 
 def score_many(trackers: list[Tracker], target: Target, scoring: str) -> list[list[dict]]:
     """score_all for many stories in one batch to the target."""
-    from exploretom.questions import generate_questions
+    from exploretom.semantics.questions import generate_questions
     from exploretom.search import scored_question
     from exploretom.targets import Item
 

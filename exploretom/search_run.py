@@ -31,15 +31,15 @@ from eval.jsonl import Appender, InputError, hold, repair, resume
 from eval.outputs import check_fingerprint, refuse_inputs, start_over
 from eval.paths import missing_local_model
 from exploretom.action_sets import ACTION_SETS, Conditions
-from exploretom.label import story_text
+from exploretom.semantics.label import story_text
 from exploretom.lexicon import LEXICON_PATH, Context, sample_context
 from exploretom.reasoners import REASONERS
 from exploretom.sampler import conditions_json
 from exploretom.search import (AStarSearch, SearchConfig, SearchResult, overgenerate_and_filter,
                                score_all)
-from exploretom.story import Story
+from exploretom.semantics.story import Story
 from exploretom.targets import PROMPTS, TARGET_GENERATION, Target, TargetError, make_target
-from exploretom.tracker import Tracker
+from exploretom.semantics.tracker import Tracker
 
 Method = Literal["astar", "baseline"]
 

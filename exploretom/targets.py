@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from exploretom.questions import KNOWS, NOT_KNOWS, ROOM
+from exploretom.semantics.questions import KNOWS, NOT_KNOWS, ROOM
 from exploretom.reasoners import REASONERS, get_reasoner
-from exploretom.tracker import Tracker
+from exploretom.semantics.tracker import Tracker
 
 SCORING_MODES = ("strict", "lenient")
 

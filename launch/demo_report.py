@@ -10,8 +10,8 @@ interval of the difference excludes zero. summary.json holds, per checkpoint, ev
 (all, each property, order, property and order, false_belief, interesting, container_belief) as
 {n, accuracy, ci_low, ci_high}, and the chance level of each group (uniform guessing among the
 answers the question admits). `derived` holds, per trained checkpoint and group, the share
-answered right with a think text that the trace checker (exploretom.trace_check, written apart
-from the tracker) accepts as a derivation, from the per-sample verdicts of `eval run`: a right
+answered right with a think text that the trace checker (exploretom.semantics.trace_check, written
+apart from the tracker) accepts as a derivation, from the per-sample verdicts of `eval run`: a right
 answer after a wrong derivation is a guess that accuracy counts and this does not. A run of `launch/demo.py --profile smoke` is labelled as
 such: its sizes are toys and the report draws no conclusion from them.
 """
@@ -352,8 +352,8 @@ def markdown(s: dict[str, Any], data: dict[str, Any], grpo_log: list[dict]) -> s
         ckpts = list(derived)
         lines += ["### Right with a checked derivation", "",
                   "The share of questions answered right with a think text that the trace "
-                  "checker (`exploretom.trace_check`, written apart from the tracker) accepts: "
-                  "every step it names, who saw it and what each mind then holds is what the "
+                  "checker (`exploretom.semantics.trace_check`, written apart from the tracker) "
+                  "accepts: every step it names, who saw it and what each mind then holds is what the "
                   "story implies, and no step that matters is missing. A right answer after a "
                   "wrong derivation counts in the accuracy above, not here.", "",
                   "| group | n | " + " | ".join(ckpts) + " |", "|---|---|" + "---|" * len(ckpts)]

@@ -1,7 +1,8 @@
 """The checked-derivation reward for ExploreToM rows (`reward.trace_weight`).
 
 1 when the completion's answer is right and its think text is a derivation that
-`exploretom.trace_check` accepts, ending in that answer (`exploretom.derived`, the same check
+`exploretom.semantics.trace_check` accepts, ending in that answer (`exploretom.semantics.derived`,
+the same check
 `eval run` reports as the exploretom benchmark's `derived` share); 0 otherwise. Rows whose meta
 carries no story (ToM-Synth, other sources) get None, which TRL leaves out of the sum for that row.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from exploretom.derived import Replays, checked_derivation
+from exploretom.semantics.derived import Replays, checked_derivation
 from rl.completions import completion_text
 
 

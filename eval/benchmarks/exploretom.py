@@ -252,6 +252,6 @@ BENCHMARK = Benchmark(
     checks=("derived",),
     notes="Accuracy under each row's answer_type rule, per order, property, interesting, kind and "
     "(released data) story type; `derived`: the share of our rows answered right with a think text "
-    "that exploretom.trace_check accepts as a derivation.",
+    "that exploretom.semantics.trace_check accepts as a derivation.",
     extra={"split": DEFAULT_SPLIT},
 )

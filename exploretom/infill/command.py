@@ -17,8 +17,8 @@ from exploretom.infill.jobs import StoryJob, prepare
 from exploretom.llm_backend import add_backend_arguments
 from exploretom.llm_command import (check_reachable, generation_configs, message_log,
                                     opened_backends)
-from exploretom.story import StoryFormatError
-from exploretom.tracker import StoryError
+from exploretom.semantics.story import StoryFormatError
+from exploretom.semantics.tracker import StoryError
 
 
 def read_jobs(path: str, done: set, seed: int, max_order: int, goals: bool, narration: bool,

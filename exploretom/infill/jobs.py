@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exploretom.infill.steps import Step, plan_steps
-from exploretom.label import story_text
-from exploretom.story import Story, parse_story
-from exploretom.tracker import Tracker
+from exploretom.semantics.label import story_text
+from exploretom.semantics.story import Story, parse_story
+from exploretom.semantics.tracker import Tracker
 
 
 @dataclass

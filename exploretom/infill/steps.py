@@ -7,10 +7,11 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from exploretom.questions import CONTAINER, KNOWLEDGE, KNOWS, ROOM, STATE, generate_questions
-from exploretom.render import action_sentences, the
-from exploretom.story import Story
-from exploretom.tracker import Tracker
+from exploretom.semantics.questions import (CONTAINER, KNOWLEDGE, KNOWS, ROOM, STATE,
+                                            generate_questions)
+from exploretom.semantics.render import action_sentences, the
+from exploretom.semantics.story import Story
+from exploretom.semantics.tracker import Tracker
 
 LENGTHS = ("in a single sentence", "in one or two sentences")
 STYLES = {

@@ -1,6 +1,6 @@
 """Write stories in Python: each function returns one action in the JSON format.
 
-    from exploretom.build import enter, leave, put
+    from exploretom.semantics.build import enter, leave, put
     story = {"id": "sally-anne", "actions": [enter("Sally", "kitchen"), ...]}
 """
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Whether a reply's reasoning derives its answer: the `derived` check of ExploreToM rows.
 
 A reply is derived when its answer is right (the outcome reward) and its think text is a
-derivation that `exploretom.trace_check` accepts: every step it names, who saw it, what each mind
+derivation that `exploretom.semantics.trace_check` accepts: every step it names, who saw it, what
+each mind
 then holds, and its conclusion are what the story implies, no step that changes the asked fact
 is missing, and the conclusion is the gold answer. Rows whose meta carries no story (ToM-Synth,
 the authors' released data, other sources) have nothing to check against: None.
@@ -19,9 +20,9 @@ from typing import Any
 
 from eval import answers
 from eval.rows import lenient_meta
-from exploretom.story import parse_story
-from exploretom.replay import Replay
-from exploretom.trace_check import TraceError, check_trace
+from exploretom.semantics.story import parse_story
+from exploretom.semantics.replay import Replay
+from exploretom.semantics.trace_check import TraceError, check_trace
 
 _CACHE_STORIES = 256  # a GRPO step's completions come from a few stories, 8 generations each
 

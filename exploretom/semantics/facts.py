@@ -1,8 +1,8 @@
-"""What the tracker and the message rules (exploretom.messages) both speak of: a chain of people,
-a fact, the values a belief takes, and the error a failed precondition raises.
+"""What the tracker and the message rules (exploretom.semantics.messages) both speak of: a chain of
+people, a fact, the values a belief takes, and the error a failed precondition raises.
 
 Kept apart so that the message rules need not import the tracker, which mixes them in (imports
-run one way; `exploretom.tracker` re-exports everything here: import from there).
+run one way; `exploretom.semantics.tracker` re-exports everything here: import from there).
 """
 from __future__ import annotations
 

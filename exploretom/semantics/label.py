@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from exploretom.questions import generate_questions
-from exploretom.render import render_story
-from exploretom.story import Story, StoryFormatError, parse_story
-from exploretom.tracker import StoryError, Tracker
+from exploretom.semantics.questions import generate_questions
+from exploretom.semantics.render import render_story
+from exploretom.semantics.story import Story, StoryFormatError, parse_story
+from exploretom.semantics.tracker import StoryError, Tracker
 
 
 def track(story: Story, max_order: int = 2) -> Tracker:

@@ -1,6 +1,7 @@
 """Who believes a world-state or chit-chat message, and which information wins (SEMANTICS.md).
 
-`MessageRules`, mixed into `exploretom.tracker.Tracker`, applies a private or public message
+`MessageRules`, mixed into `exploretom.semantics.tracker.Tracker`, applies a private or public
+message
 (`_communicate`): it checks the claim against the speaker's belief (the language has no lies,
 `_message`) and lets every chain that learns the message judge it (`_adopt`). A chain ignores
 a world-state claim when
@@ -26,12 +27,12 @@ say why.
 """
 from __future__ import annotations
 
-from exploretom.facts import OPEN, Away, Chain, Fact, StoryError
-from exploretom.story import CONTAINER_LOCATION, PRIVATE, ROOM_LOCATION, Action
+from exploretom.semantics.facts import OPEN, Away, Chain, Fact, StoryError
+from exploretom.semantics.story import CONTAINER_LOCATION, PRIVATE, ROOM_LOCATION, Action
 
 
 class MessageRules:
-    """The tracker's rules for messages, mixed into `exploretom.tracker.Tracker`: they read and
+    """The tracker's rules for messages, mixed into `exploretom.semantics.tracker.Tracker`: they read and
     write its state (beliefs, watches, who is where) and call its helpers for observers."""
 
     def _communicate(self, a: Action, i: int) -> None:

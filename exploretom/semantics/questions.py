@@ -14,8 +14,8 @@ from collections import Counter, defaultdict
 from itertools import product
 from typing import Any, Iterator
 
-from exploretom.render import short_clause, the
-from exploretom.tracker import Tracker
+from exploretom.semantics.render import short_clause, the
+from exploretom.semantics.tracker import Tracker
 
 ROOM, CONTAINER, KNOWLEDGE, STATE = "room_location", "container_location", "knowledge", "state"
 KNOWS, NOT_KNOWS = "knows about it", "does not know about it"

@@ -2,14 +2,14 @@
 
 Rendering needs to know whether a carried object was in a container (move_object_room says
 "leaving the box in its original location"), so `render_story` is given the tracker's record of
-the container each object left; `exploretom.label` does that for you.
+the container each object left; `exploretom.semantics.label` does that for you.
 """
 from __future__ import annotations
 
 from typing import Collection, Sequence
 
-from exploretom.story import (BROADCAST, ENTER, LEAVE, MOVE_CONTAINER, MOVE_ROOM, PRIVATE,
-                              UPDATE_STATE, Action, Topic)
+from exploretom.semantics.story import (BROADCAST, ENTER, LEAVE, MOVE_CONTAINER, MOVE_ROOM, PRIVATE,
+                                        UPDATE_STATE, Action, Topic)
 
 _DETERMINERS = ("the ", "a ", "an ", "his ", "her ", "their ", "its ", "our ", "my ", "your ")
 

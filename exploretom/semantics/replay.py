@@ -1,8 +1,9 @@
 """What a story implies, replayed: every chain's beliefs about objects and topics after each step.
 
 `Replay` is a second implementation of the belief rules of SEMANTICS.md, written apart from
-`exploretom.tracker` (it shares no code with it, and keeps only what questions about objects and
-topics need). The trace checker (exploretom.trace_check) compares a reasoning trace with it, so a
+`exploretom.semantics.tracker` (it shares no code with it, and keeps only what questions about
+objects and
+topics need). The trace checker (exploretom.semantics.trace_check) compares a reasoning trace with it, so a
 trace that passes is a derivation that two implementations of the rules agree on.
 """
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any, Iterable, Sequence
 
-from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
-                              MOVE_ROOM, PRIVATE, UPDATE_STATE, Action)
+from exploretom.semantics.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
+                                        MOVE_ROOM, PRIVATE, UPDATE_STATE, Action)
 
 OPEN = ""  # the container value of an object lying in the open
 Chain = tuple

@@ -11,7 +11,8 @@ heard it, ...) and states the new value for every level that changed:
     in the basket in the kitchen. Anne thinks Beth thinks the apple is in the basket in the kitchen.
 
 and it ends with the view's final value ("So Anne thinks Beth thinks ..."). Its length grows with
-the steps that changed the fact, not with the story. `exploretom.trace_check` parses a trace back
+the steps that changed the fact, not with the story. `exploretom.semantics.trace_check` parses a
+trace back
 and re-derives every statement from the story with its own implementation of the rules; the
 grammar below is shared with it (the statuses, the value phrases), the derivations are not.
 """
@@ -19,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from exploretom.questions import CONTAINER, KNOWLEDGE, KNOWS, NOT_KNOWS, ROOM, STATE
-from exploretom.render import join_names, short_clause, the
-from exploretom.story import BROADCAST, ENTER, LEAVE, MOVE_ROOM, PRIVATE, Action
-from exploretom.tracker import OPEN, Tracker
+from exploretom.semantics.questions import CONTAINER, KNOWLEDGE, KNOWS, NOT_KNOWS, ROOM, STATE
+from exploretom.semantics.render import join_names, short_clause, the
+from exploretom.semantics.story import BROADCAST, ENTER, LEAVE, MOVE_ROOM, PRIVATE, Action
+from exploretom.semantics.tracker import OPEN, Tracker
 
 # How a person took part in an action (what the trace says of each person of the view).
 DID, CAME_IN, LEFT = "did it", "came in", "left"

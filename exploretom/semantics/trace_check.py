@@ -1,12 +1,14 @@
-"""Checking a reasoning trace (exploretom.trace): parse it back and re-derive every statement.
+"""Checking a reasoning trace (exploretom.semantics.trace): parse it back and re-derive every
+statement.
 
 `check_trace` reads the trace's statements (the steps it names, how each person took part, the
 values it claims for the world and for each prefix of the asked chain, its conclusion), and
 accepts them only if each one is what the story implies, and if no step that changes the asked
 fact for one of those minds is missing. The answer is then read from the trace's conclusion.
 
-What the story implies is computed by `exploretom.replay.Replay`, a second implementation of the
-belief rules written apart from `exploretom.tracker`: a trace written from the tracker that
+What the story implies is computed by `exploretom.semantics.replay.Replay`, a second implementation
+of the
+belief rules written apart from `exploretom.semantics.tracker`: a trace written from the tracker that
 passes is a derivation that two implementations of the rules agree on, step by step.
 """
 from __future__ import annotations
@@ -14,11 +16,11 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from exploretom.render import short_clause, the
-from exploretom.replay import OPEN, Chain, Replay
-from exploretom.story import ENTER, LEAVE, MOVE_ROOM, Action
-from exploretom.trace import (STATUSES, answer_of, knows_current, knows_gone, question_view,
-                              status, view_people)
+from exploretom.semantics.render import short_clause, the
+from exploretom.semantics.replay import OPEN, Chain, Replay
+from exploretom.semantics.story import ENTER, LEAVE, MOVE_ROOM, Action
+from exploretom.semantics.trace import (STATUSES, answer_of, knows_current, knows_gone,
+                                        question_view, status, view_people)
 
 
 class TraceError(ValueError):
@@ -73,7 +75,7 @@ class _Reader:
         raise TraceError(f"cannot read the place {text!r}")
 
     def value(self, text: str, verb: str = "is") -> Any:
-        """A value phrase of the fact (exploretom.trace.value_phrase)."""
+        """A value phrase of the fact (exploretom.semantics.trace.value_phrase)."""
         f = self.fact
         if f[0] == "loc":
             lead = f"{self.obj} {verb} "
@@ -109,7 +111,7 @@ class _Reader:
         return text.startswith(self.obj + " ")
 
     def claim(self, text: str) -> tuple[Chain, Any]:
-        """(chain, value) of a claim sentence body (exploretom.trace.claim)."""
+        """(chain, value) of a claim sentence body (exploretom.semantics.trace.claim)."""
         if text not in self.read:  # the story's questions share most sentences
             self.read[text] = self._claim(text)
         return self.read[text]
@@ -182,9 +184,9 @@ _GONE = re.compile(r"(.+) ignores it: .+ saw .+ carry .+ out of (.+) at step (\d
 
 def _read_kept(s: str, reader: _Reader, i: int, replay: Replay) -> tuple[Chain, tuple]:
     """(chain, ("current", room, since)) of 'Anne ignores it: Anne has been in the kitchen since
-    step 5, so Anne would have seen any change' (exploretom.trace.knows_current), or (chain,
+    step 5, so Anne would have seen any change' (exploretom.semantics.trace.knows_current), or (chain,
     ("gone", room, since)) of 'Anne ignores it: Anne saw Beth carry the apple out of the kitchen
-    at step 7 and has been in the kitchen since' (exploretom.trace.knows_gone)."""
+    at step 7 and has been in the kitchen since' (exploretom.semantics.trace.knows_gone)."""
     m = _CURRENT.fullmatch(s)
     if m is not None and m.group(2) in reader.rooms:
         chain, room, since = reader.chain(m.group(1)), reader.rooms[m.group(2)], int(m.group(3)) - 1

@@ -3,7 +3,7 @@
 Beliefs are kept per *chain* of people: `()` is the true world, `("Anne",)` is what Anne
 believes, `("Anne", "Beth")` what Anne believes Beth believes, and so on up to `max_order`,
 plus one order more, kept only to judge messages: a mind at the highest asked order still has a
-model of each speaker's belief (exploretom.messages).
+model of each speaker's belief (exploretom.semantics.messages).
 Each chain maps facts to `(value, ts)`:
 
 - `("loc", obj)`          -> `(room, container)`; room `None` = unknown; container `OPEN` = lying
@@ -15,7 +15,7 @@ Each chain maps facts to `(value, ts)`:
 
 `ts` dates a belief as its holder can: the index of the action whose world change it saw, or,
 for news from a message it cannot date, of the message. Who believes a message, and which
-information wins, are the rules of `exploretom.messages`; this module handles every other
+information wins, are the rules of `exploretom.semantics.messages`; this module handles every other
 action and records what those rules read.
 
 What a mind knows to be current (SEMANTICS.md, 2026-11-27): `watch[(chain, obj)] = (room, j,
@@ -39,10 +39,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from exploretom.facts import OPEN, Away, Chain, Fact, Loc, StoryError
-from exploretom.messages import MessageRules
-from exploretom.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
-                              MOVE_ROOM, PRIVATE, ROOM_LOCATION, UPDATE_STATE, Action)
+from exploretom.semantics.facts import OPEN, Away, Chain, Fact, Loc, StoryError
+from exploretom.semantics.messages import MessageRules
+from exploretom.semantics.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
+                                        MOVE_ROOM, PRIVATE, ROOM_LOCATION, UPDATE_STATE, Action)
 
 
 class Tracker(MessageRules):

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from exploretom.action_sets import ACTION_SETS, Conditions
-from exploretom.build import enter, leave, put
+from exploretom.semantics.build import enter, leave, put
 from exploretom.cli import main
 
 SALLY = {"id": "sally-anne", "actions": [
@@ -79,7 +79,7 @@ def test_sample_is_deterministic_meets_conditions_and_labels(tmp_path):
     assert main(SAMPLE + ["-n", "20", "--label", "-o", str(b)]) == 0
     assert a.read_text() == b.read_text()
     cond = Conditions("A7", 3, 3, 2, 12, asymmetric=True)
-    from exploretom.story import parse_story
+    from exploretom.semantics.story import parse_story
     for s in read(a):
         assert cond.is_desired(parse_story(s).actions)
         assert s["questions"] and s["text"] and s["context"]["setting"]

@@ -30,9 +30,9 @@ from exploretom.contexts.pools import lexicon_pools
 from exploretom.contexts.sampler import ContextSampler, ContextSpec, failures_path
 from exploretom.contexts.validation import context_problems
 from eval.jsonl import InputError
-from exploretom.label import label_story
+from exploretom.semantics.label import label_story
 from exploretom.sampler import StorySampler
-from exploretom.story import Story
+from exploretom.semantics.story import Story
 
 SECRET = "sk-test-never-write-me-0123456789abcdef"
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,5 @@
-"""The `derived` check (exploretom.derived): a right answer counts only with a trace the checker
+"""The `derived` check (exploretom.semantics.derived): a right answer counts only with a trace the
+checker
 accepts, on a story a reader can check (the ExploreToM paper's table 11) and on every row of a
 real export; `eval run` reports it for the exploretom benchmark through its entry point."""
 from __future__ import annotations
@@ -10,12 +11,12 @@ from eval.benchmarks.base import record_for
 from eval.benchmarks.exploretom import BENCHMARK
 from eval.checks import load_check
 from eval.rows import make_row
-from exploretom.build import enter, leave, put
+from exploretom.semantics.build import enter, leave, put
 from exploretom.cli import main as cli_main
-from exploretom.derived import checked_derivation, derived
-from exploretom.label import label_story
-from exploretom.story import parse_story
-from exploretom.trace import story_traces
+from exploretom.semantics.derived import checked_derivation, derived
+from exploretom.semantics.label import label_story
+from exploretom.semantics.story import parse_story
+from exploretom.semantics.trace import story_traces
 
 TABLE_11 = [enter("David", "study room"), enter("Sarah", "study room"),
             put("Sarah", "prototype model", "metal filing cabinet"), leave("David", "study room"),

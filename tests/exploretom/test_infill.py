@@ -24,12 +24,12 @@ import pytest
 
 from eval.backends.fake_server import Faults, FakeServer, RawReply
 from exploretom.action_sets import Conditions
-from exploretom.build import enter, leave, put
+from exploretom.semantics.build import enter, leave, put
 from exploretom.cli import main as cli_main
 from exploretom.cli_args import sample_one
 from exploretom.infill.steps import LENGTHS, STYLES, plan_steps
-from exploretom.label import label_story
-from exploretom.story import parse_story
+from exploretom.semantics.label import label_story
+from exploretom.semantics.story import parse_story
 
 SECRET = "sk-test-never-write-me-fedcba9876543210"
 REPO = Path(__file__).resolve().parents[2]

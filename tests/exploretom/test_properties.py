@@ -8,13 +8,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exploretom.action_sets import ACTION_SETS, Conditions
-from exploretom.label import label_story, track
+from exploretom.semantics.label import label_story, track
 from exploretom.lexicon import sample_context
-from exploretom.questions import KNOWS, NOT_KNOWS
+from exploretom.semantics.questions import KNOWS, NOT_KNOWS
 from exploretom.sampler import StorySampler, sample_story
-from exploretom.story import (CONTAINER_LOCATION, ENTER, LEAVE, MOVE_ROOM, PRIVATE,
-                              ROOM_LOCATION, Action, Topic, parse_story)
-from exploretom.tracker import StoryError, Tracker
+from exploretom.semantics.story import (CONTAINER_LOCATION, ENTER, LEAVE, MOVE_ROOM, PRIVATE,
+                                        ROOM_LOCATION, Action, Topic, parse_story)
+from exploretom.semantics.tracker import StoryError, Tracker
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -113,7 +113,7 @@ def test_the_watcher_of_an_object_in_its_room_holds_true_beliefs_whoever_speaks(
 
 
 def _questions(t):
-    from exploretom.questions import generate_questions
+    from exploretom.semantics.questions import generate_questions
     return generate_questions(t)
 
 
@@ -187,7 +187,7 @@ def test_sampled_stories_meet_their_conditions_and_relabel_identically(seed, ase
     assert cond.is_desired(story.actions), cond.unmet(list(story.actions))
     # The JSON round trip through `label` gives exactly what `sample --label` wrote.
     again = label_story(parse_story(story.to_json()))
-    from exploretom.questions import generate_questions
+    from exploretom.semantics.questions import generate_questions
     assert again["questions"] == generate_questions(tracker)
 
 

@@ -6,12 +6,12 @@ import random
 import pytest
 
 from exploretom.action_sets import Conditions
-from exploretom.build import enter, tell
+from exploretom.semantics.build import enter, tell
 from exploretom.cli import main
 from exploretom.lexicon import sample_context
 from exploretom.sampler import StorySampler, sample_story
-from exploretom.story import BROADCAST, ENTER, LEAVE, PRIVATE, Action, Topic, parse_action
-from exploretom.tracker import Tracker
+from exploretom.semantics.story import BROADCAST, ENTER, LEAVE, PRIVATE, Action, Topic, parse_action
+from exploretom.semantics.tracker import Tracker
 
 
 def plain(a: Action) -> Action:

@@ -7,15 +7,15 @@ import pytest
 
 from eval.answers import tagged
 from exploretom.action_sets import Conditions
-from exploretom.build import enter, leave, put
+from exploretom.semantics.build import enter, leave, put
 from exploretom.cli import main
-from exploretom.label import label_story, track
+from exploretom.semantics.label import label_story, track
 from exploretom.lexicon import sample_context
-from exploretom.questions import generate_questions
+from exploretom.semantics.questions import generate_questions
 from exploretom.reasoners import lapsed
 from exploretom.search import (AStarSearch, Evaluator, Node, SearchConfig,
                                overgenerate_and_filter, score_all)
-from exploretom.story import parse_story
+from exploretom.semantics.story import parse_story
 from exploretom.targets import ModelTarget, ReasonerTarget, Target, is_correct
 
 SALLY = parse_story({"id": "s", "actions": [
@@ -361,7 +361,7 @@ def test_search_in_a_small_world_cut_from_the_builtin_lexicon(tmp_path, capsys):
 def test_targets_read_untagged_answers_against_the_story_and_say_how():
     # issue 30 item 3: the search scores a model that does not write tags with the eval reader,
     # the story's places and containers as the candidates, and says which replies it could not read
-    from exploretom.label import validate
+    from exploretom.semantics.label import validate
     from exploretom.targets import candidates, judge
 
     t = validate({"id": "s", "actions": [enter("Anne", "kitchen"), put("Anne", "apple", "box"),

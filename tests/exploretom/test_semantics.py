@@ -4,10 +4,10 @@ Every story is printed in the test's docstring-like comment as its canonical tex
 """
 import pytest
 
-from exploretom.build import announce, carry, enter, leave, put, tell, update
-from exploretom.label import label_story, track
-from exploretom.story import parse_story
-from exploretom.tracker import Away, StoryError
+from exploretom.semantics.build import announce, carry, enter, leave, put, tell, update
+from exploretom.semantics.label import label_story, track
+from exploretom.semantics.story import parse_story
+from exploretom.semantics.tracker import Away, StoryError
 
 
 def story(*actions):
@@ -526,7 +526,7 @@ def test_rejected_messages_name_what_is_really_wrong(topic, message):
 
 def test_error_messages_number_actions_from_one_like_the_sentences():
     # The third sentence fails: the message says "action 3", whatever kind of error it is.
-    from exploretom.story import StoryFormatError
+    from exploretom.semantics.story import StoryFormatError
     with pytest.raises(StoryError, match=r"^action 3 \(leave_room\)"):
         track(story(enter("Anne", "kitchen"), enter("Beth", "garden"), leave("Anne", "garden")))
     with pytest.raises(StoryFormatError, match=r"^action 3: unknown action type 'dance'"):

@@ -1,4 +1,5 @@
-"""Reasoning traces (exploretom.trace) and their checker (exploretom.trace_check).
+"""Reasoning traces (exploretom.semantics.trace) and their checker
+(exploretom.semantics.trace_check).
 
 The checker re-derives every statement of a trace from the story with its own implementation of
 the rules, so a trace that passes and concludes the tracker's label is a derivation two
@@ -15,14 +16,14 @@ import pytest
 
 from eval.answers import tagged
 from exploretom.action_sets import ACTION_SETS, Conditions
-from exploretom.build import announce, carry, enter, leave, put, tell, update
-from exploretom.label import label_story
-from exploretom.questions import generate_questions
+from exploretom.semantics.build import announce, carry, enter, leave, put, tell, update
+from exploretom.semantics.label import label_story
+from exploretom.semantics.questions import generate_questions
 from exploretom.sampler import sample_story
-from exploretom.story import parse_story
-from exploretom.trace import StoryTracer, story_traces
-from exploretom.replay import Replay
-from exploretom.trace_check import TraceError, check_story, check_trace
+from exploretom.semantics.story import parse_story
+from exploretom.semantics.trace import StoryTracer, story_traces
+from exploretom.semantics.replay import Replay
+from exploretom.semantics.trace_check import TraceError, check_story, check_trace
 
 
 def story(*actions):
@@ -523,7 +524,7 @@ def message_heavy_story(seed: int, max_order: int, people: int = 4, length: int 
 
     from exploretom.lexicon import sample_context
     from exploretom.sampler import StorySampler
-    from exploretom.tracker import StoryError, Tracker
+    from exploretom.semantics.tracker import StoryError, Tracker
 
     rng = random.Random(seed)
     ctx = sample_context(rng, people=people, rooms=2)

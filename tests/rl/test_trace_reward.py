@@ -1,6 +1,6 @@
 """The checked-derivation reward (rl.trace_reward): a right answer earns it only with a trace the
-checker accepts (exploretom.derived; tests/exploretom/test_derived.py checks it on every row of a
-real export), and a config weight adds it to GRPO's rewards."""
+checker accepts (exploretom.semantics.derived; tests/exploretom/test_derived.py checks it on every
+row of a real export), and a config weight adds it to GRPO's rewards."""
 from __future__ import annotations
 
 import json
