@@ -13,9 +13,9 @@ import os
 import platform
 import time
 
-from exploretom.action_sets import ACTION_SETS, Conditions
+from exploretom.sampling.action_sets import ACTION_SETS, Conditions
 from exploretom.cli_args import positive_int, sample_one
-from exploretom.sampler import sampler_name
+from exploretom.sampling.sampler import sampler_name
 
 
 def bench(action_set: str, n: int, args) -> dict:

@@ -10,10 +10,10 @@ import argparse
 import random
 from typing import Any
 
-from exploretom.action_sets import Conditions
+from exploretom.sampling.action_sets import Conditions
 from exploretom.semantics.label import story_text
 from exploretom.semantics.questions import CONTAINER, KNOWLEDGE, ROOM, STATE, generate_questions
-from exploretom.sampler import sample_story
+from exploretom.sampling.sampler import sample_story
 
 
 class UsageError(ValueError):

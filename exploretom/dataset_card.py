@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Iterable, Sequence
 
-from exploretom.action_sets import ACTION_SETS
+from exploretom.sampling.action_sets import ACTION_SETS
 from exploretom.dataset_split import SPLITS
 from exploretom.dataset_stories import ANSWER_TYPES, Item
 

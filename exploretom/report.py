@@ -26,7 +26,7 @@ from typing import Any, Iterable, Sequence
 from eval.benchmarks.base import mean
 from eval.charts import pyplot
 from eval.jsonl import InputError
-from exploretom.action_sets import ACTION_SETS
+from exploretom.sampling.action_sets import ACTION_SETS
 from exploretom.cli_args import orders_arg
 from exploretom.dataset_stories import ReadCounts, story_records
 

@@ -31,11 +31,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from exploretom.action_sets import Conditions, distance_to_desired
+from exploretom.sampling.action_sets import Conditions, distance_to_desired
 from exploretom.semantics.label import story_text
-from exploretom.lexicon import Context
+from exploretom.sampling.lexicon import Context
 from exploretom.semantics.questions import generate_questions
-from exploretom.sampler import Progress, StorySampler
+from exploretom.sampling.sampler import Progress, StorySampler
 from exploretom.targets import Item, Target, judge
 from exploretom.semantics.tracker import Tracker
 

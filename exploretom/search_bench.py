@@ -20,9 +20,9 @@ from eval.config_file import settings_help
 from eval.jsonl import Appender, InputError, hold, iter_records, repair, resume
 from eval.outputs import refuse_inputs, start_over
 from eval.stats import bootstrap_mean
-from exploretom.action_sets import Conditions
+from exploretom.sampling.action_sets import Conditions
 from exploretom.semantics.label import story_text
-from exploretom.sampler import StorySampler
+from exploretom.sampling.sampler import StorySampler
 from exploretom.search import Evaluator, Node, SearchConfig, search_pool
 from exploretom.search_run import (Failures, Grid, RunConfig, accuracy_of, bench_settings,
                                    load_config, positive, print_ended, run_lexicon, setting_json,

@@ -17,7 +17,7 @@ import statistics
 
 from exploretom.cli_args import positive_int
 from exploretom.reasoners import REASONERS
-from exploretom.sampler import StorySampler
+from exploretom.sampling.sampler import StorySampler
 from exploretom.search import Evaluator, Node, SearchConfig
 from exploretom.search_run import bench_settings, setting_key, story_streams
 from exploretom.targets import ReasonerTarget

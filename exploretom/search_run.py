@@ -30,11 +30,11 @@ from eval.config_file import ConfigError, settings_help
 from eval.jsonl import Appender, InputError, hold, repair, resume
 from eval.outputs import check_fingerprint, refuse_inputs, start_over
 from eval.paths import missing_local_model
-from exploretom.action_sets import ACTION_SETS, Conditions
+from exploretom.sampling.action_sets import ACTION_SETS, Conditions
 from exploretom.semantics.label import story_text
-from exploretom.lexicon import LEXICON_PATH, Context, sample_context
+from exploretom.sampling.lexicon import LEXICON_PATH, Context, sample_context
 from exploretom.reasoners import REASONERS
-from exploretom.sampler import conditions_json
+from exploretom.sampling.sampler import conditions_json
 from exploretom.search import (AStarSearch, SearchConfig, SearchResult, overgenerate_and_filter,
                                score_all)
 from exploretom.semantics.story import Story
@@ -55,7 +55,7 @@ class Grid(BaseModel):
     """The user conditions searched: every combination of the lists (the paper's grid)."""
     model_config = ConfigDict(extra="forbid")
     action_sets: list[str] = Field(default_factory=lambda: [f"A{i}" for i in range(1, 10)],
-                                   description="action sets (exploretom/action_sets.py)")
+                                   description="action sets (exploretom/sampling/action_sets.py)")
     asymmetric: list[bool] = Field([False, True], description="without and/or with an action "
                                    "carrying a peeker or a distraction")
     people: list[int] = Field([2, 3, 4], description="exactly this many people in a story")

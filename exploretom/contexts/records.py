@@ -8,7 +8,7 @@ from typing import Any
 
 from eval.jsonl import InputError, read_jsonl
 from exploretom.contexts.validation import context_problems
-from exploretom.lexicon import Context, StateUpdate
+from exploretom.sampling.lexicon import Context, StateUpdate
 
 
 def context_from_record(record: dict[str, Any], people: int | None = None,

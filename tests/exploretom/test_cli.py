@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from exploretom.action_sets import ACTION_SETS, Conditions
+from exploretom.sampling.action_sets import ACTION_SETS, Conditions
 from exploretom.semantics.build import enter, leave, put
 from exploretom.cli import main
 

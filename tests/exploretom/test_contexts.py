@@ -22,7 +22,7 @@ import pytest
 
 from eval.backends.fake_server import Faults, FakeServer, RawReply
 from exploretom.cli import main as cli_main
-from exploretom.action_sets import Conditions
+from exploretom.sampling.action_sets import Conditions
 from exploretom.contexts.pools import pools_path
 from exploretom.contexts.records import context_from_record, read_contexts
 from eval.backends.base import GenerationConfig, ScriptedBackend
@@ -31,7 +31,7 @@ from exploretom.contexts.sampler import ContextSampler, ContextSpec, failures_pa
 from exploretom.contexts.validation import context_problems
 from eval.jsonl import InputError
 from exploretom.semantics.label import label_story
-from exploretom.sampler import StorySampler
+from exploretom.sampling.sampler import StorySampler
 from exploretom.semantics.story import Story
 
 SECRET = "sk-test-never-write-me-0123456789abcdef"

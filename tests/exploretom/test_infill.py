@@ -23,7 +23,7 @@ from typing import Callable
 import pytest
 
 from eval.backends.fake_server import Faults, FakeServer, RawReply
-from exploretom.action_sets import Conditions
+from exploretom.sampling.action_sets import Conditions
 from exploretom.semantics.build import enter, leave, put
 from exploretom.cli import main as cli_main
 from exploretom.cli_args import sample_one

@@ -5,11 +5,11 @@ import random
 
 import pytest
 
-from exploretom.action_sets import Conditions
+from exploretom.sampling.action_sets import Conditions
 from exploretom.semantics.build import enter, tell
 from exploretom.cli import main
-from exploretom.lexicon import sample_context
-from exploretom.sampler import StorySampler, sample_story
+from exploretom.sampling.lexicon import sample_context
+from exploretom.sampling.sampler import StorySampler, sample_story
 from exploretom.semantics.story import BROADCAST, ENTER, LEAVE, PRIVATE, Action, Topic, parse_action
 from exploretom.semantics.tracker import Tracker
 
@@ -101,8 +101,8 @@ def test_sample_command_flags(tmp_path, flags, name):
 def test_the_fast_desired_tests_agree_with_unmet_on_every_prefix():
     """Conditions.is_desired and the walk's counters (StorySampler._desired) give what
     `not unmet(...)` gives, on every prefix of stories of every action set and sampler."""
-    from exploretom.action_sets import ACTION_SETS
-    from exploretom.sampler import Progress
+    from exploretom.sampling.action_sets import ACTION_SETS
+    from exploretom.sampling.sampler import Progress
 
     rng = random.Random(11)
     for k, aset in enumerate(list(ACTION_SETS) * 6):

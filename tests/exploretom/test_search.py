@@ -6,11 +6,11 @@ import re
 import pytest
 
 from eval.answers import tagged
-from exploretom.action_sets import Conditions
+from exploretom.sampling.action_sets import Conditions
 from exploretom.semantics.build import enter, leave, put
 from exploretom.cli import main
 from exploretom.semantics.label import label_story, track
-from exploretom.lexicon import sample_context
+from exploretom.sampling.lexicon import sample_context
 from exploretom.semantics.questions import generate_questions
 from exploretom.reasoners import lapsed
 from exploretom.search import (AStarSearch, Evaluator, Node, SearchConfig,
@@ -310,7 +310,7 @@ def test_search_floor_measures_on_the_contexts_bench_search_compares_on():
 
 
 def test_search_with_a_lexicon_of_ones_own(tmp_path, capsys):
-    from exploretom.lexicon import load_lexicon
+    from exploretom.sampling.lexicon import load_lexicon
 
     builtin = load_lexicon()
     small = {"version": 1, "names": ["Ada", "Bo", "Cy"],

@@ -15,11 +15,11 @@ from collections import Counter
 import pytest
 
 from eval.answers import tagged
-from exploretom.action_sets import ACTION_SETS, Conditions
+from exploretom.sampling.action_sets import ACTION_SETS, Conditions
 from exploretom.semantics.build import announce, carry, enter, leave, put, tell, update
 from exploretom.semantics.label import label_story
 from exploretom.semantics.questions import generate_questions
-from exploretom.sampler import sample_story
+from exploretom.sampling.sampler import sample_story
 from exploretom.semantics.story import parse_story
 from exploretom.semantics.trace import StoryTracer, story_traces
 from exploretom.semantics.replay import Replay
@@ -522,8 +522,8 @@ def message_heavy_story(seed: int, max_order: int, people: int = 4, length: int 
     of the actions carry a modifier): what the sampler rarely makes."""
     import dataclasses
 
-    from exploretom.lexicon import sample_context
-    from exploretom.sampler import StorySampler
+    from exploretom.sampling.lexicon import sample_context
+    from exploretom.sampling.sampler import StorySampler
     from exploretom.semantics.tracker import StoryError, Tracker
 
     rng = random.Random(seed)

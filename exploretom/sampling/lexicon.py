@@ -11,7 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-LEXICON_PATH = Path(__file__).with_name("data") / "contexts.json"
+# exploretom/data/contexts.json: the package's data folder, one level above this one
+LEXICON_PATH = Path(__file__).parents[1] / "data" / "contexts.json"
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any, Sequence
 
-from exploretom.action_sets import (CHIT_PRIVATE, CHIT_PUBLIC, IMPORTANT, INFO_PRIVATE,
-                                    INFO_PUBLIC, Conditions, distance_to_desired, kind_of)
-from exploretom.lexicon import Context, sample_context
+from exploretom.sampling.action_sets import (CHIT_PRIVATE, CHIT_PUBLIC, IMPORTANT, INFO_PRIVATE,
+                                             INFO_PUBLIC, Conditions, distance_to_desired, kind_of)
+from exploretom.sampling.lexicon import Context, sample_context
 from exploretom.semantics.story import (BROADCAST, CONTAINER_LOCATION, ENTER, LEAVE, MOVE_CONTAINER,
                                         MOVE_ROOM, PRIVATE, ROOM_LOCATION, UPDATE_STATE, Action,
                                         Story, Topic)
