@@ -11,9 +11,8 @@ from eval.jsonl import hold, resume
 from eval.outputs import check_fingerprint, start_over
 from exploretom.contexts.pools import load_or_make_pools, pools_path
 from exploretom.contexts.sampler import ContextSampler, ContextSpec, failures_path
-from exploretom.llm_backend import add_backend_arguments
-from exploretom.llm_command import (check_reachable, generation_configs, message_log,
-                                    opened_backends)
+from exploretom.llm.backend import add_backend_arguments
+from exploretom.llm.command import check_reachable, generation_configs, message_log, opened_backends
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from exploretom.contexts.validation import ARTICLES
-from exploretom.llm_json import StrictReply, one_line
+from exploretom.llm.json import StrictReply, one_line
 
 
 class PersonReply(StrictReply):

@@ -25,7 +25,7 @@ from exploretom.contexts.prompts import context_prompt, judge_update_prompt, upd
 from exploretom.contexts.replies import (ContextReply, UpdateReply, UpdateVerdict, build_record,
                                          judge_rejection, normalise_update)
 from exploretom.contexts.validation import context_problems, update_problems
-from exploretom.llm_json import (ReplyError, completion_text, describe_validation_error, one_line,
+from exploretom.llm.json import (ReplyError, completion_text, describe_validation_error, one_line,
                                  parse_json_reply, parse_model)
 
 

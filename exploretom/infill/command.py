@@ -14,9 +14,8 @@ from eval.jsonl import Appender, InputError, hold, iter_lines, resume
 from eval.outputs import check_fingerprint, refuse_inputs, start_over
 from exploretom.infill.infiller import Infiller, InfillStats
 from exploretom.infill.jobs import StoryJob, prepare
-from exploretom.llm_backend import add_backend_arguments
-from exploretom.llm_command import (check_reachable, generation_configs, message_log,
-                                    opened_backends)
+from exploretom.llm.backend import add_backend_arguments
+from exploretom.llm.command import check_reachable, generation_configs, message_log, opened_backends
 from exploretom.semantics.story import StoryFormatError
 from exploretom.semantics.tracker import StoryError
 

@@ -18,7 +18,7 @@ from exploretom.infill.prompts import goals_prompt, infill_prompt, judge_prompt,
 from exploretom.infill.replies import (MAX_NARRATION_CHARS, Continuations, Goals, Opening,
                                        StepVerdict, candidate_problem, sentence_count,
                                        step_rejection)
-from exploretom.llm_json import ReplyError, completion_text, one_line, parse_model
+from exploretom.llm.json import ReplyError, completion_text, one_line, parse_model
 
 
 @dataclass

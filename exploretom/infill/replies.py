@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import field_validator
 
-from exploretom.llm_json import StrictReply
+from exploretom.llm.json import StrictReply
 
 MAX_CANDIDATE_CHARS = 900
 MAX_NARRATION_CHARS = 700

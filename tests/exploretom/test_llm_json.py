@@ -1,4 +1,4 @@
-"""Reading structured answers out of LLM replies (`exploretom.llm_json`): JSON inside prose or code
+"""Reading structured answers out of LLM replies (`exploretom.llm.json`): JSON inside prose or code
 fences, string lists from JSON or numbered lines, and every unusable reply a `ReplyError` with a
 reason slug."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from exploretom.contexts.replies import ContextReply
-from exploretom.llm_json import ReplyError, parse_json_reply, parse_model, parse_string_list
+from exploretom.llm.json import ReplyError, parse_json_reply, parse_model, parse_string_list
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -14,7 +14,7 @@ from typing import Callable, Iterator
 from tqdm.auto import tqdm
 
 from eval.backends.base import Backend, GenerationConfig
-from exploretom.llm_backend import backends_from_args, close_backends
+from exploretom.llm.backend import backends_from_args, close_backends
 
 
 @contextmanager
