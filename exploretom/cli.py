@@ -105,7 +105,7 @@ def cmd_label(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from exploretom.stats import format_stats, story_stats
+    from exploretom.datasets.stats import format_stats, story_stats
 
     def stories():
         for at, story in iter_records(args.input):
@@ -214,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", action="store_true", help="one block per question")
     p.set_defaults(func=cmd_trace)
 
-    from exploretom import export, report, search_bench, search_run
+    from exploretom import report, search_bench, search_run
+    from exploretom.datasets import export
     from exploretom.contexts import command as contexts_command
     from exploretom.infill import command as infill_command
 

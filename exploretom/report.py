@@ -28,7 +28,7 @@ from eval.charts import pyplot
 from eval.jsonl import InputError
 from exploretom.sampling.action_sets import ACTION_SETS
 from exploretom.cli_args import orders_arg
-from exploretom.dataset_stories import ReadCounts, story_records
+from exploretom.datasets.stories import ReadCounts, story_records
 
 ASTAR, BASELINE = "astar", "baseline"
 METHOD_NAMES = {ASTAR: "A*", BASELINE: "baseline (overgenerate and filter)"}

@@ -11,9 +11,9 @@ import pytest
 
 from eval.shortcut_report import table_of_rows
 from eval.shortcuts import SHORTCUTS
-from exploretom import export
+from exploretom.datasets import export
 from exploretom.cli import main as cli_main
-from exploretom.dataset_shortcuts import TOLERANCE, plan
+from exploretom.datasets.shortcuts import TOLERANCE, plan
 
 
 def test_plan_keeps_the_most_questions_at_chance():

@@ -1,8 +1,8 @@
-"""How many questions of each group a split keeps (`exploretom.dataset_split.plan_counts`); the
+"""How many questions of each group a split keeps (`exploretom.datasets.split.plan_counts`); the
 splits themselves are checked end to end in test_export.py."""
 from __future__ import annotations
 
-from exploretom.dataset_split import plan_counts
+from exploretom.datasets.split import plan_counts
 
 
 def test_plan_counts_meets_share_across_balanced_groups():

@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from eval.rows import SYSTEM_PROMPT, meta as row_meta, user_text, validate_row
-from exploretom import export
+from exploretom.datasets import export
 from exploretom.cli import main as cli_main
-from exploretom.dataset_split import SPLITS
+from exploretom.datasets.split import SPLITS
 from eval.jsonl import InputError
 
 SETS = (("A1", True), ("A2", False), ("A8", False))
@@ -354,7 +354,7 @@ def test_location_rows_carry_their_candidates_and_a_share_is_asked_as_multiple_c
 def test_a_share_of_multiple_choice_options_are_sentences_stating_each_answer(stories, tmp_path):
     # BigToM and ToMATO list sentences, not names: --choice-sentences writes a share of ours so,
     # each option the question's answer in words, the gold still the same letter
-    from exploretom.dataset_rows import as_sentences
+    from exploretom.datasets.rows import as_sentences
 
     run_export(stories[:1], tmp_path / "names", "--choice-share", "1")
     stats = run_export(stories[:1], tmp_path / "said", "--choice-share", "1",

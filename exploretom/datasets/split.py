@@ -8,7 +8,7 @@ import random
 from collections import defaultdict
 from typing import Any, Sequence
 
-from exploretom.dataset_stories import Group, Item
+from exploretom.datasets.stories import Group, Item
 
 SPLITS = ("train", "validation", "test")
 

@@ -7,8 +7,8 @@ from collections import Counter, defaultdict
 from typing import Any, Iterable, Sequence
 
 from exploretom.sampling.action_sets import ACTION_SETS
-from exploretom.dataset_split import SPLITS
-from exploretom.dataset_stories import ANSWER_TYPES, Item
+from exploretom.datasets.split import SPLITS
+from exploretom.datasets.stories import ANSWER_TYPES, Item
 
 
 def _share(part: int, whole: int) -> float:

@@ -29,10 +29,10 @@ from typing import Any
 from eval.jsonl import InputError, hold
 from eval.outputs import refuse_inputs
 from exploretom.cli_args import PROPERTIES, orders_arg, properties_arg
-from exploretom.dataset_card import dataset_card, split_stats
-from exploretom.dataset_rows import add_reasoning, build_dataset, distractor_pools
-from exploretom.dataset_split import SPLITS, assign_splits, cap_per_story, select, stable_hash
-from exploretom.dataset_stories import Item, read_stories
+from exploretom.datasets.card import dataset_card, split_stats
+from exploretom.datasets.rows import add_reasoning, build_dataset, distractor_pools
+from exploretom.datasets.split import SPLITS, assign_splits, cap_per_story, select, stable_hash
+from exploretom.datasets.stories import Item, read_stories
 
 STATS_FILE = "export_stats.json"
 
@@ -141,7 +141,7 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
         add_reasoning(per_split[name])
     shortcuts = {}
     if getattr(args, "balance_shortcuts", False):  # needs the candidates add_reasoning lists
-        from exploretom.dataset_shortcuts import balance
+        from exploretom.datasets.shortcuts import balance
         for name in SPLITS:
             per_split[name], shortcuts[name] = balance(per_split[name], args.seed, name)
 
@@ -227,7 +227,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="per split and belief order, keep the most container belief questions "
                         "on which no shortcut (the last, first or most mentioned container, the "
                         "true place) is right more or less often than chance "
-                        "(exploretom/dataset_shortcuts.py)")
+                        "(exploretom/datasets/shortcuts.py)")
     p.add_argument("--text", choices=("structure", "infilled"), default="structure",
                    help="story text in prompts: the canonical rendering, or the infilled "
                         "narration (stories whose infilling failed the judge are skipped)")
