@@ -214,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", action="store_true", help="one block per question")
     p.set_defaults(func=cmd_trace)
 
-    from exploretom import report, search_bench, search_run
+    from exploretom import report
+    from exploretom.search import bench as search_bench, run as search_run
     from exploretom.datasets import export
     from exploretom.contexts import command as contexts_command
     from exploretom.infill import command as infill_command

@@ -16,11 +16,11 @@ import argparse
 import statistics
 
 from exploretom.cli_args import positive_int
-from exploretom.reasoners import REASONERS
+from exploretom.search.reasoners import REASONERS
 from exploretom.sampling.sampler import StorySampler
-from exploretom.search import Evaluator, Node, SearchConfig
-from exploretom.search_run import bench_settings, setting_key, story_streams
-from exploretom.targets import ReasonerTarget
+from exploretom.search.astar import Evaluator, Node, SearchConfig
+from exploretom.search.run import bench_settings, setting_key, story_streams
+from exploretom.search.targets import ReasonerTarget
 
 BLOCK = SearchConfig().budget  # what the baseline spends per story (the paper: 50)
 

@@ -136,7 +136,7 @@ def test_a_second_eval_run_on_one_output_folder_is_refused(tmp_path, capsys):
 
 
 def test_a_search_fingerprint_ignores_where_and_how_fast_a_model_target_is_asked():
-    from exploretom.search_run import RunConfig, search_fingerprint
+    from exploretom.search.run import RunConfig, search_fingerprint
 
     def fp(**target):
         return search_fingerprint(RunConfig.model_validate(

@@ -297,8 +297,8 @@ def test_config_files_settings_are_in_the_commands_help(command, shows, capsys):
 
     from pydantic import BaseModel
 
-    from exploretom.search import SearchConfig
-    from exploretom.search_run import RunConfig
+    from exploretom.search.astar import SearchConfig
+    from exploretom.search.run import RunConfig
     from tomsynth.config import Config
 
     def models_in(model):

@@ -12,11 +12,11 @@ from exploretom.cli import main
 from exploretom.semantics.label import label_story, track
 from exploretom.sampling.lexicon import sample_context
 from exploretom.semantics.questions import generate_questions
-from exploretom.reasoners import lapsed
-from exploretom.search import (AStarSearch, Evaluator, Node, SearchConfig,
-                               overgenerate_and_filter, score_all)
+from exploretom.search.reasoners import lapsed
+from exploretom.search.astar import (AStarSearch, Evaluator, Node, SearchConfig,
+                                     overgenerate_and_filter, score_all)
 from exploretom.semantics.story import parse_story
-from exploretom.targets import ModelTarget, ReasonerTarget, Target, is_correct
+from exploretom.search.targets import ModelTarget, ReasonerTarget, Target, is_correct
 
 SALLY = parse_story({"id": "s", "actions": [
     enter("Sally", "kitchen"), enter("Anne", "kitchen"), put("Sally", "marble", "basket"),
@@ -296,7 +296,7 @@ def test_bench_search_prints_the_summary_line(tmp_path, capsys):
 
 def test_search_floor_measures_on_the_contexts_bench_search_compares_on():
     from exploretom.search_floor import floor
-    from exploretom.search_run import run_one, bench_settings
+    from exploretom.search.run import run_one, bench_settings
 
     # 50 random stories in the baseline's own context and stream are exactly the baseline's
     # candidates, so the floor's only best-of-50 block is the baseline's pick.
@@ -362,7 +362,7 @@ def test_targets_read_untagged_answers_against_the_story_and_say_how():
     # issue 30 item 3: the search scores a model that does not write tags with the eval reader,
     # the story's places and containers as the candidates, and says which replies it could not read
     from exploretom.semantics.label import validate
-    from exploretom.targets import candidates, judge
+    from exploretom.search.targets import candidates, judge
 
     t = validate({"id": "s", "actions": [enter("Anne", "kitchen"), put("Anne", "apple", "box"),
                                          put("Anne", "apple", "basket")]}, max_order=1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from exploretom.bench_target import bench_items, main
-from exploretom.targets import parse_target
+from exploretom.search.targets import parse_target
 
 DEMO_WORLD = "configs/exploretom/demo.yaml"
 

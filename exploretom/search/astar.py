@@ -36,7 +36,7 @@ from exploretom.semantics.label import story_text
 from exploretom.sampling.lexicon import Context
 from exploretom.semantics.questions import generate_questions
 from exploretom.sampling.sampler import Progress, StorySampler
-from exploretom.targets import Item, Target, judge
+from exploretom.search.targets import Item, Target, judge
 from exploretom.semantics.tracker import Tracker
 
 

@@ -1,6 +1,6 @@
 """`python -m exploretom search`: A* (and the baseline) over a grid of user conditions, written
 one story per JSON line, sharded and resumable; the run config, settings and story records that
-`bench-search` (exploretom/search_bench.py) shares.
+`bench-search` (exploretom/search/bench.py) shares.
 
 A run is one YAML file (see configs/exploretom/paper-grid.yaml). Every story has a stable id and
 its own random stream (derived from the seed, the setting and its index), shared by A* and the
@@ -33,12 +33,12 @@ from eval.paths import missing_local_model
 from exploretom.sampling.action_sets import ACTION_SETS, Conditions
 from exploretom.semantics.label import story_text
 from exploretom.sampling.lexicon import LEXICON_PATH, Context, sample_context
-from exploretom.reasoners import REASONERS
+from exploretom.search.reasoners import REASONERS
 from exploretom.sampling.sampler import conditions_json
-from exploretom.search import (AStarSearch, SearchConfig, SearchResult, overgenerate_and_filter,
-                               score_all)
+from exploretom.search.astar import (AStarSearch, SearchConfig, SearchResult,
+                                     overgenerate_and_filter, score_all)
 from exploretom.semantics.story import Story
-from exploretom.targets import PROMPTS, TARGET_GENERATION, Target, TargetError, make_target
+from exploretom.search.targets import PROMPTS, TARGET_GENERATION, Target, TargetError, make_target
 from exploretom.semantics.tracker import Tracker
 
 Method = Literal["astar", "baseline"]
@@ -99,7 +99,7 @@ class Grid(BaseModel):
 
 
 class ReasonerTargetSpec(BaseModel):
-    """A scripted reader (exploretom.reasoners)."""
+    """A scripted reader (exploretom.search.reasoners)."""
     model_config = ConfigDict(extra="forbid")
     kind: Literal["reasoner"] = "reasoner"
     name: Literal[tuple(REASONERS)] = Field(  # type: ignore[valid-type]
@@ -124,7 +124,7 @@ class _ModelTarget(BaseModel):
 
 class BackendTargetSpec(generation_model("max_new_tokens", base=_ModelTarget,
                                          max_new_tokens=TARGET_GENERATION["max_new_tokens"])):
-    """A model through an eval backend, asked greedily (exploretom.targets.ModelTarget). Any
+    """A model through an eval backend, asked greedily (exploretom.search.targets.ModelTarget). Any
     further key is an option of that backend, checked by it when the file loads
     (eval.backends.spec)."""
     prompt: Literal[PROMPTS] = Field(  # type: ignore[valid-type]

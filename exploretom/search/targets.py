@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from exploretom.semantics.questions import KNOWS, NOT_KNOWS, ROOM
-from exploretom.reasoners import REASONERS, get_reasoner
+from exploretom.search.reasoners import REASONERS, get_reasoner
 from exploretom.semantics.tracker import Tracker
 
 SCORING_MODES = ("strict", "lenient")

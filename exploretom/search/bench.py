@@ -23,12 +23,12 @@ from eval.stats import bootstrap_mean
 from exploretom.sampling.action_sets import Conditions
 from exploretom.semantics.label import story_text
 from exploretom.sampling.sampler import StorySampler
-from exploretom.search import Evaluator, Node, SearchConfig, search_pool
-from exploretom.search_run import (Failures, Grid, RunConfig, accuracy_of, bench_settings,
+from exploretom.search.astar import Evaluator, Node, SearchConfig, search_pool
+from exploretom.search.run import (Failures, Grid, RunConfig, accuracy_of, bench_settings,
                                    load_config, positive, print_ended, run_lexicon, setting_json,
                                    setting_key, story_json, story_streams)
-from exploretom.targets import (PROMPTS, TARGET_FORMS, Target, TargetError, check_target,
-                                make_target, parse_target)
+from exploretom.search.targets import (PROMPTS, TARGET_FORMS, Target, TargetError, check_target,
+                                       make_target, parse_target)
 from exploretom.semantics.tracker import Tracker
 
 
@@ -98,8 +98,8 @@ def bench_unit(cond: Conditions, k: int, seed: int, target: Target, cfg: SearchC
 def score_many(trackers: list[Tracker], target: Target, scoring: str) -> list[list[dict]]:
     """score_all for many stories in one batch to the target."""
     from exploretom.semantics.questions import generate_questions
-    from exploretom.search import scored_question
-    from exploretom.targets import Item
+    from exploretom.search.astar import scored_question
+    from exploretom.search.targets import Item
 
     per_story = [(t, story_text(t), generate_questions(t)) for t in trackers]
     items = [Item(t, text, q) for t, text, qs in per_story for q in qs]
