@@ -214,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", action="store_true", help="one block per question")
     p.set_defaults(func=cmd_trace)
 
-    from exploretom import report
+    from exploretom.report import command as report
     from exploretom.search import bench as search_bench, run as search_run
     from exploretom.datasets import export
     from exploretom.contexts import command as contexts_command

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from exploretom import report
+from exploretom.report import command as report
 from exploretom.cli import main as cli_main
 from eval.jsonl import InputError
 
