@@ -1,6 +1,7 @@
 """Imports run one way (DESIGN.md): inside each package no module imports (even lazily) one that
 imports it back, and across packages only down the layers: `eval` imports none of the others,
-`exploretom` and `tomsynth` import only `eval`, `rl` may import all three.
+`exploretom` and `tomsynth` import only `eval`, `rl` may import all three; inside `exploretom`,
+its folders import only down their layers (semantics at the bottom).
 
 The graph is read from the source with `ast` (every `import`, including those inside functions),
 so a cycle or a back-arrow hidden behind a function-level import is caught too. Modules of
@@ -134,3 +135,46 @@ def test_cycle_finder_sees_imports_inside_subpackages(tmp_path):
                      "a": {"pkg", "pkg.run"}}
     assert find_cycle(graph) == ["a", "pkg.run", "pkg.steps", "a"]
     assert import_graph()["contexts.command"]  # the real package's subpackages are read too
+
+
+# exploretom's folders, bottom first (docs/DESIGN.md draws them): a module imports its own folder
+# and the layers below it, never above; the entry points at its top level import anything and
+# nothing imports them. Its top level holds those entry points, `cli_args` and the folders.
+EXPLORETOM_LAYERS = (("semantics",), ("sampling",), ("cli_args", "llm"), ("datasets", "search"),
+                     ("contexts", "infill", "report"))
+EXPLORETOM_ENTRY_POINTS = {"cli", "bench", "bench_target", "search_floor"}
+
+
+def layer_errors(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of `graph` that goes up or sideways between exploretom's layers, or to an entry
+    point."""
+    layer = {name: i for i, names in enumerate(EXPLORETOM_LAYERS) for name in names}
+    wrong = []
+    for module, deps in graph.items():
+        top = module.split(".")[0]
+        for dep in deps:
+            to = dep.split(".")[0]
+            if to in EXPLORETOM_ENTRY_POINTS:
+                wrong.append(f"{module} imports the entry point {dep}")
+            elif top not in EXPLORETOM_ENTRY_POINTS and to != top and layer[to] >= layer[top]:
+                wrong.append(f"{module} imports {dep}, a layer not below its own")
+    return sorted(wrong)
+
+
+def test_exploretom_folders_import_down_the_layers():
+    graph = import_graph()
+    assert layer_errors(graph) == []
+    layers = {name for names in EXPLORETOM_LAYERS for name in names}
+    modules = {m.split(".")[0] for m in graph}
+    assert modules <= layers | EXPLORETOM_ENTRY_POINTS, \
+        f"exploretom modules in no layer: {sorted(modules - layers - EXPLORETOM_ENTRY_POINTS)}"
+    loose = sorted(p.stem for p in ROOT.glob("*.py"))
+    assert loose == sorted({"__init__", "__main__", "cli_args", *EXPLORETOM_ENTRY_POINTS}), loose
+
+
+def test_layer_errors_sees_an_import_up_sideways_or_of_an_entry_point():
+    graph = {"semantics.story": {"search.run"}, "search.run": {"datasets.rows", "semantics.story"},
+             "datasets.rows": {"search_floor"}, "cli": {"report.command"}}
+    assert layer_errors(graph) == ["datasets.rows imports the entry point search_floor",
+                                   "search.run imports datasets.rows, a layer not below its own",
+                                   "semantics.story imports search.run, a layer not below its own"]
