@@ -31,12 +31,12 @@ import time
 from typing import Any
 
 from exploretom.cli_args import positive_int
-from exploretom.semantics.label import story_text
-from exploretom.semantics.questions import generate_questions
 from exploretom.sampling.sampler import StorySampler
 from exploretom.search.run import Grid, bench_settings, load_config, run_lexicon, story_streams
 from exploretom.search.targets import (LOCAL_KINDS, PROMPTS, Item, Target, check_target, judge,
                                        make_target, parse_target)
+from exploretom.semantics.label import story_text
+from exploretom.semantics.questions import generate_questions
 
 DEMO_WORLD = "configs/exploretom/demo.yaml"
 

@@ -12,10 +12,10 @@ from eval.cli_common import parse_shard
 from eval.jsonl import Appender, InputError, hold, iter_lines, iter_records, resume
 from eval.outputs import check_fingerprint, refuse_inputs, start_over
 from eval.paths import describe_error
-from exploretom.sampling.action_sets import ACTION_SETS, Conditions
 from exploretom.cli_args import UsageError, positive_int, sample_one, story_id
-from exploretom.semantics.label import label_line, validate
+from exploretom.sampling.action_sets import ACTION_SETS, Conditions
 from exploretom.sampling.sampler import ConditionsUnreachable
+from exploretom.semantics.label import label_line, validate
 from exploretom.semantics.story import StoryFormatError
 from exploretom.semantics.tracker import StoryError
 

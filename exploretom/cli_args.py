@@ -1,8 +1,9 @@
 """Argument helpers shared by `python -m exploretom` and the stage modules it dispatches to
 (`KEY=VALUE` options, shards and exit codes are every command's: eval.cli_common).
 
-Kept apart from `cli.py` so that the stages (search_run, bench, search_floor, llm_backend) can use
-them without importing the command line that imports them: imports in `exploretom/` run one way.
+Kept apart from `cli.py` so that the stages (`datasets.export`, `report.command`, and the entry
+points `bench`, `bench_target`, `search_floor`) can use them without importing the command line
+that imports them: imports in `exploretom/` run one way.
 """
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import random
 from typing import Any
 
 from exploretom.sampling.action_sets import Conditions
+from exploretom.sampling.sampler import sample_story
 from exploretom.semantics.label import story_text
 from exploretom.semantics.questions import CONTAINER, KNOWLEDGE, ROOM, STATE, generate_questions
-from exploretom.sampling.sampler import sample_story
 
 
 class UsageError(ValueError):

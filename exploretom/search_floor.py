@@ -16,9 +16,9 @@ import argparse
 import statistics
 
 from exploretom.cli_args import positive_int
-from exploretom.search.reasoners import REASONERS
 from exploretom.sampling.sampler import StorySampler
 from exploretom.search.astar import Evaluator, Node, SearchConfig
+from exploretom.search.reasoners import REASONERS
 from exploretom.search.run import bench_settings, setting_key, story_streams
 from exploretom.search.targets import ReasonerTarget
 

@@ -10,8 +10,8 @@ from eval.backends.base import Backend, GenerationConfig
 from eval.jsonl import InputError, write_text_atomic
 from exploretom.contexts.prompts import names_prompt, settings_prompt
 from exploretom.contexts.validation import ARTICLES, is_name
-from exploretom.sampling.lexicon import load_lexicon
 from exploretom.llm.json import ReplyError, completion_text, one_line, parse_string_list
+from exploretom.sampling.lexicon import load_lexicon
 
 
 @dataclass

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Iterable, Sequence
 
-from exploretom.sampling.action_sets import ACTION_SETS
 from exploretom.datasets.split import SPLITS
 from exploretom.datasets.stories import ANSWER_TYPES, Item
+from exploretom.sampling.action_sets import ACTION_SETS
 
 
 def _share(part: int, whole: int) -> float:

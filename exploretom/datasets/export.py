@@ -12,9 +12,9 @@ questions (`--interesting-ratio`, the knob of the paper's figure 5) and/or equal
 met across them where the groups allow it (order-0 questions are never interesting); the card
 reports what was achieved.
 
-The steps are modules of their own: `dataset_stories` (reading), `dataset_split` (splits and
-selection), `dataset_rows` (rows and reasoning traces) and `dataset_card` (statistics and the
-card); this module runs them in order and writes the result.
+The steps are modules of their own in this folder: `stories` (reading), `split` (splits and
+selection), `rows` (rows and reasoning traces) and `card` (statistics and the card); this module
+runs them in order and writes the result.
 """
 from __future__ import annotations
 

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from exploretom.sampling.action_sets import Conditions, distance_to_desired
-from exploretom.semantics.label import story_text
 from exploretom.sampling.lexicon import Context
-from exploretom.semantics.questions import generate_questions
 from exploretom.sampling.sampler import Progress, StorySampler
 from exploretom.search.targets import Item, Target, judge
+from exploretom.semantics.label import story_text
+from exploretom.semantics.questions import generate_questions
 from exploretom.semantics.tracker import Tracker
 
 

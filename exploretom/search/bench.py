@@ -21,7 +21,6 @@ from eval.jsonl import Appender, InputError, hold, iter_records, repair, resume
 from eval.outputs import refuse_inputs, start_over
 from eval.stats import bootstrap_mean
 from exploretom.sampling.action_sets import Conditions
-from exploretom.semantics.label import story_text
 from exploretom.sampling.sampler import StorySampler
 from exploretom.search.astar import Evaluator, Node, SearchConfig, search_pool
 from exploretom.search.run import (Failures, Grid, RunConfig, accuracy_of, bench_settings,
@@ -29,6 +28,7 @@ from exploretom.search.run import (Failures, Grid, RunConfig, accuracy_of, bench
                                    setting_key, story_json, story_streams)
 from exploretom.search.targets import (PROMPTS, TARGET_FORMS, Target, TargetError, check_target,
                                        make_target, parse_target)
+from exploretom.semantics.label import story_text
 from exploretom.semantics.tracker import Tracker
 
 

@@ -31,14 +31,14 @@ from eval.jsonl import Appender, InputError, hold, repair, resume
 from eval.outputs import check_fingerprint, refuse_inputs, start_over
 from eval.paths import missing_local_model
 from exploretom.sampling.action_sets import ACTION_SETS, Conditions
-from exploretom.semantics.label import story_text
 from exploretom.sampling.lexicon import LEXICON_PATH, Context, sample_context
-from exploretom.search.reasoners import REASONERS
 from exploretom.sampling.sampler import conditions_json
 from exploretom.search.astar import (AStarSearch, SearchConfig, SearchResult,
                                      overgenerate_and_filter, score_all)
-from exploretom.semantics.story import Story
+from exploretom.search.reasoners import REASONERS
 from exploretom.search.targets import PROMPTS, TARGET_GENERATION, Target, TargetError, make_target
+from exploretom.semantics.label import story_text
+from exploretom.semantics.story import Story
 from exploretom.semantics.tracker import Tracker
 
 Method = Literal["astar", "baseline"]

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from exploretom.semantics.questions import KNOWS, NOT_KNOWS, ROOM
 from exploretom.search.reasoners import REASONERS, get_reasoner
+from exploretom.semantics.questions import KNOWS, NOT_KNOWS, ROOM
 from exploretom.semantics.tracker import Tracker
 
 SCORING_MODES = ("strict", "lenient")

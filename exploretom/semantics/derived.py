@@ -20,8 +20,8 @@ from typing import Any
 
 from eval import answers
 from eval.rows import lenient_meta
-from exploretom.semantics.story import parse_story
 from exploretom.semantics.replay import Replay
+from exploretom.semantics.story import parse_story
 from exploretom.semantics.trace_check import TraceError, check_trace
 
 _CACHE_STORIES = 256  # a GRPO step's completions come from a few stories, 8 generations each

@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
+from exploretom.cli import main
 from exploretom.sampling.action_sets import ACTION_SETS, Conditions
 from exploretom.semantics.build import enter, leave, put
-from exploretom.cli import main
 
 SALLY = {"id": "sally-anne", "actions": [
     enter("Sally", "kitchen"), enter("Anne", "kitchen"), put("Sally", "marble", "basket"),

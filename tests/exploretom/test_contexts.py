@@ -22,16 +22,16 @@ import pytest
 
 from eval.backends.fake_server import Faults, FakeServer, RawReply
 from exploretom.cli import main as cli_main
-from exploretom.sampling.action_sets import Conditions
 from exploretom.contexts.pools import pools_path
 from exploretom.contexts.records import context_from_record, read_contexts
+from exploretom.sampling.action_sets import Conditions
 from eval.backends.base import GenerationConfig, ScriptedBackend
 from exploretom.contexts.pools import lexicon_pools
 from exploretom.contexts.sampler import ContextSampler, ContextSpec, failures_path
 from exploretom.contexts.validation import context_problems
 from eval.jsonl import InputError
-from exploretom.semantics.label import label_story
 from exploretom.sampling.sampler import StorySampler
+from exploretom.semantics.label import label_story
 from exploretom.semantics.story import Story
 
 SECRET = "sk-test-never-write-me-0123456789abcdef"

@@ -11,8 +11,8 @@ import pytest
 
 from eval.shortcut_report import table_of_rows
 from eval.shortcuts import SHORTCUTS
-from exploretom.datasets import export
 from exploretom.cli import main as cli_main
+from exploretom.datasets import export
 from exploretom.datasets.shortcuts import TOLERANCE, plan
 
 

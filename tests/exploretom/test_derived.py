@@ -11,8 +11,8 @@ from eval.benchmarks.base import record_for
 from eval.benchmarks.exploretom import BENCHMARK
 from eval.checks import load_check
 from eval.rows import make_row
-from exploretom.semantics.build import enter, leave, put
 from exploretom.cli import main as cli_main
+from exploretom.semantics.build import enter, leave, put
 from exploretom.semantics.derived import checked_derivation, derived
 from exploretom.semantics.label import label_story
 from exploretom.semantics.story import parse_story

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from eval.rows import SYSTEM_PROMPT, meta as row_meta, user_text, validate_row
-from exploretom.datasets import export
 from exploretom.cli import main as cli_main
+from exploretom.datasets import export
 from exploretom.datasets.split import SPLITS
 from eval.jsonl import InputError
 

@@ -23,11 +23,11 @@ from typing import Callable
 import pytest
 
 from eval.backends.fake_server import Faults, FakeServer, RawReply
-from exploretom.sampling.action_sets import Conditions
-from exploretom.semantics.build import enter, leave, put
 from exploretom.cli import main as cli_main
 from exploretom.cli_args import sample_one
 from exploretom.infill.steps import LENGTHS, STYLES, plan_steps
+from exploretom.sampling.action_sets import Conditions
+from exploretom.semantics.build import enter, leave, put
 from exploretom.semantics.label import label_story
 from exploretom.semantics.story import parse_story
 

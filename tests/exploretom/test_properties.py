@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exploretom.sampling.action_sets import ACTION_SETS, Conditions
-from exploretom.semantics.label import label_story, track
 from exploretom.sampling.lexicon import sample_context
-from exploretom.semantics.questions import KNOWS, NOT_KNOWS
 from exploretom.sampling.sampler import StorySampler, sample_story
+from exploretom.semantics.label import label_story, track
+from exploretom.semantics.questions import KNOWS, NOT_KNOWS
 from exploretom.semantics.story import (CONTAINER_LOCATION, ENTER, LEAVE, MOVE_ROOM, PRIVATE,
                                         ROOM_LOCATION, Action, Topic, parse_story)
 from exploretom.semantics.tracker import StoryError, Tracker

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from exploretom.report import command as report
 from exploretom.cli import main as cli_main
+from exploretom.report import command as report
 from eval.jsonl import InputError
 
 TARGET = "reasoner:world"

@@ -5,11 +5,11 @@ import random
 
 import pytest
 
-from exploretom.sampling.action_sets import Conditions
-from exploretom.semantics.build import enter, tell
 from exploretom.cli import main
+from exploretom.sampling.action_sets import Conditions
 from exploretom.sampling.lexicon import sample_context
 from exploretom.sampling.sampler import StorySampler, sample_story
+from exploretom.semantics.build import enter, tell
 from exploretom.semantics.story import BROADCAST, ENTER, LEAVE, PRIVATE, Action, Topic, parse_action
 from exploretom.semantics.tracker import Tracker
 

@@ -6,17 +6,17 @@ import re
 import pytest
 
 from eval.answers import tagged
-from exploretom.sampling.action_sets import Conditions
-from exploretom.semantics.build import enter, leave, put
 from exploretom.cli import main
-from exploretom.semantics.label import label_story, track
+from exploretom.sampling.action_sets import Conditions
 from exploretom.sampling.lexicon import sample_context
-from exploretom.semantics.questions import generate_questions
-from exploretom.search.reasoners import lapsed
 from exploretom.search.astar import (AStarSearch, Evaluator, Node, SearchConfig,
                                      overgenerate_and_filter, score_all)
-from exploretom.semantics.story import parse_story
+from exploretom.search.reasoners import lapsed
 from exploretom.search.targets import ModelTarget, ReasonerTarget, Target, is_correct
+from exploretom.semantics.build import enter, leave, put
+from exploretom.semantics.label import label_story, track
+from exploretom.semantics.questions import generate_questions
+from exploretom.semantics.story import parse_story
 
 SALLY = parse_story({"id": "s", "actions": [
     enter("Sally", "kitchen"), enter("Anne", "kitchen"), put("Sally", "marble", "basket"),

@@ -16,13 +16,13 @@ import pytest
 
 from eval.answers import tagged
 from exploretom.sampling.action_sets import ACTION_SETS, Conditions
+from exploretom.sampling.sampler import sample_story
 from exploretom.semantics.build import announce, carry, enter, leave, put, tell, update
 from exploretom.semantics.label import label_story
 from exploretom.semantics.questions import generate_questions
-from exploretom.sampling.sampler import sample_story
+from exploretom.semantics.replay import Replay
 from exploretom.semantics.story import parse_story
 from exploretom.semantics.trace import StoryTracer, story_traces
-from exploretom.semantics.replay import Replay
 from exploretom.semantics.trace_check import TraceError, check_story, check_trace
 
 
