@@ -199,7 +199,7 @@ class RewardSettings(_Section):
     trace_weight: float = Field(
         0.0, ge=0, description="the checked-derivation reward (rl.trace_reward): 1 when the "
                                "answer is right and the think text is its derivation as "
-                               "exploretom.trace_check accepts it; not in the ToM-Synth recipe; "
+                               "exploretom.semantics.trace_check accepts it; not in the ToM-Synth recipe; "
                                "0: off")
     untagged_outcome: bool = Field(
         False, description="read untagged answers for the outcome reward as evaluation reads "
