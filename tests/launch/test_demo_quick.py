@@ -54,7 +54,7 @@ def test_quick_profile_trains_sft_alone_reports_goals_first_and_resumes_after_a_
     log = _finish(_demo(whole, gguf))
     assert {p.stem for p in (whole / "stages").glob("*.json")} == {
         "data", "export", "model", "sft", "eval", "report"}  # no comparison, no GRPO in this profile
-    assert "[demo] stage 4/6 model" in log and "[demo] stage 6/6 report" in log
+    assert "[demo] stage 3/6 model" in log and "[demo] stage 6/6 report" in log
     summary = json.loads((whole / "report" / "summary.json").read_text())
     assert summary["checkpoints"] == ["base", "sft"]
     assert set(summary["benchmarks"]) == {"tomi", "hitom", "exploretom"}
