@@ -153,7 +153,7 @@ def test_tomsynth_filter_with_the_served_model_as_judge_of_well_formed_items(ser
     (a cut-off or refused verdict drops its item), and only PASS items are kept."""
     import os
 
-    from eval.backends.fake_server import spawn
+    from eval.backends.fake_server.process import spawn
     from tomsynth.cli import main
 
     repo = Path(__file__).resolve().parents[1]

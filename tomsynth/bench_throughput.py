@@ -19,7 +19,7 @@ import sys
 import time
 
 from eval.backends import GenerationConfig, load_backend
-from eval.backends.fake_server import spawn
+from eval.backends.fake_server.process import spawn
 from tomsynth.prompts import synthesis_messages
 from tomsynth.units import units
 

@@ -17,7 +17,7 @@ import random
 import re
 from typing import Any
 
-from eval.backends.fake_server import Request
+from eval.backends.fake_server.api import Request
 
 NAMES_LINE = re.compile(r"use no more than \d+ characters in total: (.+)\.\n")
 ITEM_BLOCK = re.compile(r"<item>\n### (\w+)\n(.*?)\n\n### Question\n(.*?)\n\n### Options\n(.*?)\n\n"

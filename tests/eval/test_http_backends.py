@@ -16,7 +16,10 @@ from eval.backends import load_backend
 from eval.backends.kinds.anthropic import AnthropicBackend
 from eval.backends.base import GenerationConfig
 from eval.backends.cache import ResponseCache
-from eval.backends.fake_server import HOSTILE_KINDS, FakeServer, Faults, RawReply, Request, spawn
+from eval.backends.fake_server.api import RawReply, Request
+from eval.backends.fake_server.faults import HOSTILE_KINDS, Faults
+from eval.backends.fake_server.process import spawn
+from eval.backends.fake_server.server import FakeServer
 from eval.backends.http_common import BackendConfigError, parse_retry_after
 from eval.backends.kinds.openai import OpenAIBackend
 

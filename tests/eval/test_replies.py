@@ -8,7 +8,7 @@ import pytest
 
 from eval.backends import load_backend
 from eval.backends.base import Completion, GenerationConfig
-from eval.backends.fake_server import FakeServer
+from eval.backends.fake_server.server import FakeServer
 from eval.replies import is_refusal, problem, text_problem
 
 REFUSALS = [

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from eval.answers import tagged
-from eval.backends.fake_server import FakeServer, RawReply
+from eval.backends.fake_server.api import RawReply
+from eval.backends.fake_server.server import FakeServer
 from eval.benchmarks import get_benchmark
 from eval.cli import main
 

@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from eval.backends.fake_server import Faults, FakeServer, RawReply
+from eval.backends.fake_server.api import RawReply
+from eval.backends.fake_server.faults import Faults
+from eval.backends.fake_server.server import FakeServer
 from exploretom.cli import main as cli_main
 from exploretom.contexts.pools import pools_path
 from exploretom.contexts.records import context_from_record, read_contexts

@@ -22,7 +22,9 @@ from typing import Callable
 
 import pytest
 
-from eval.backends.fake_server import Faults, FakeServer, RawReply
+from eval.backends.fake_server.api import RawReply
+from eval.backends.fake_server.faults import Faults
+from eval.backends.fake_server.server import FakeServer
 from exploretom.cli import main as cli_main
 from exploretom.cli_args import sample_one
 from exploretom.infill.steps import LENGTHS, STYLES, plan_steps

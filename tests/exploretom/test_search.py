@@ -186,7 +186,7 @@ def test_baseline_spends_its_budget_on_desired_stories_and_keeps_the_hardest():
 
 def test_model_target_through_an_openai_compatible_server(monkeypatch):
     from eval.backends import load_backend
-    from eval.backends.fake_server import FakeServer
+    from eval.backends.fake_server.server import FakeServer
 
     def reply(request):  # a "model" that always says the basket
         return "The basket."

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from eval.backends.fake_server import Faults, FakeServer
+from eval.backends.fake_server.faults import Faults
+from eval.backends.fake_server.server import FakeServer
 from exploretom.cli import main
 
 GRID = """

@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from eval.backends.fake_server import FakeServer, Faults, Request
+from eval.backends.fake_server.api import Request
+from eval.backends.fake_server.faults import Faults
+from eval.backends.fake_server.server import FakeServer
 from tomsynth.generate import Request as GenRequest
 from tomsynth.offline_writer import ITEM_BLOCK, NAMES_LINE, digest, write_item
 from tomsynth.prompts import synthesis_messages

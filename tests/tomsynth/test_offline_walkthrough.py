@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from datasets import load_from_disk
 
-from eval.backends.fake_server import spawn
+from eval.backends.fake_server.process import spawn
 from tomsynth.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
