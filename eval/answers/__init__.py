@@ -51,7 +51,9 @@ Layout (one job per module, no import cycles):
   answer type; `number` reads mathematics with `latex` (LaTeX to tokens), `algebra` (tokens to
   exact or sympy values) and `structure` (relations, tuples, sets and their equivalence).
 - `careful`: the careful reading every answer read is checked by (negations, hedges,
-  self-corrections, reasons naming other answers, a belief beside the reality; `judge`).
+  self-corrections, reasons naming other answers, a belief beside the reality; `judge`), from
+  `mentions` (the answers a text names, and where), `clauses` (where each stands: its sentence
+  and clause, a negation, a reason, an alternative) and `asked` (what the question asks for).
 - `verdict`: `is_correct`, `score` and the rewards.
 Import the public names from `eval.answers`; the modules are internal.
 """

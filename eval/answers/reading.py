@@ -25,7 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from eval.answers.careful import CORRECTION, NO_ANSWER, UNCLEAR, asked_about, judge
+from eval.answers.asked import asked_about
+from eval.answers.careful import CORRECTION, NO_ANSWER, UNCLEAR, judge
 from eval.answers.choice import gives_own_text, is_choice, opening_label, read_choice
 from eval.answers.extract import (THINKING, UNCLOSED, answer_statements, marked_answer, tagged_answer,
                                   untagged_reply)
