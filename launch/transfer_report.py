@@ -205,19 +205,33 @@ def belief_kinds(groups: dict[str, Any], ckpts: list[str]) -> dict[str, dict[str
     return out
 
 
-def kind_verdict(kinds: dict[str, dict[str, float | None]], ckpts: list[str]) -> str | None:
-    """A sentence when the gain on beliefs is on true beliefs alone: what the shortcut of the
-    last container named scores (the gold of every true-belief question of ToMi), not belief
-    tracking."""
+def shortcut_accuracy(groups: dict[str, Any], kind: str, shortcut: str) -> float | None:
+    """What one shortcut (`last`, `first`, `most_named`, `true_place`) scores on a question kind,
+    its orders pooled by n."""
+    rows = [e for g, e in groups.items() if (g == kind or g.startswith(f"{kind}, order "))
+            and (e.get("shortcuts") or {}).get(shortcut) is not None]
+    n = sum(e["n"] for e in rows)
+    return sum(e["n"] * e["shortcuts"][shortcut] for e in rows) / n if n else None
+
+
+def kind_verdict(kinds: dict[str, dict[str, float | None]], ckpts: list[str],
+                 last_on_true: float | None = None) -> str | None:
+    """A sentence when the gain on beliefs is on true beliefs alone: what answering the object's
+    true place scores (every true belief, no false one), not belief tracking. `last_on_true`, what
+    the last container named scores on the true-belief questions, names that shortcut where it is
+    the same one (all of ToMi's, a quarter of Hi-ToM's)."""
     first, last = ckpts[0], ckpts[-1]
     tb, fb = kinds.get("true belief", {}), kinds.get("false belief", {})
     if None in (tb.get(first), tb.get(last), fb.get(first), fb.get(last)):
         return None
     d_tb, d_fb = 100 * (tb[last] - tb[first]), 100 * (fb[last] - fb[first])
     if d_tb >= SHORTCUT_GAIN and d_fb < BELIEF_PROGRESS:
+        here = (f" Here that is also the last container the story names (right on "
+                f"{100 * last_on_true:.0f}% of the true-belief questions)."
+                if last_on_true is not None and last_on_true >= 0.9 else "")
         return (f"The gain is on true beliefs ({d_tb:+.1f} points) and not on false beliefs ({d_fb:+.1f}): "
-                "answering the last container the story names scores the former and fails the latter, "
-                "so this is that shortcut, not belief tracking.")
+                "answering where the object really is scores every true-belief question and no "
+                f"false-belief one, so this is that shortcut, not belief tracking.{here}")
     return (f"True beliefs {d_tb:+.1f} points, false beliefs {d_fb:+.1f}: the gain is not on true beliefs "
             "alone." if d_tb >= SHORTCUT_GAIN else None)
 
@@ -239,11 +253,12 @@ def markdown(s: dict[str, Any], facts: list[str]) -> str:
         [f"{ckpts[-1]}-{ckpts[-2]}"] if len(ckpts) > 2 else [])
     lines = ["# Transfer report", "", *goal_lines(s), "", "![accuracy per benchmark and checkpoint](transfer.png)", ""]
     for name, b in s["benchmarks"].items():
-        kinds = belief_kinds(b.get("shortcuts") or {}, ckpts)
+        groups = b.get("shortcuts") or {}
+        kinds = belief_kinds(groups, ckpts)
         if kinds:
             lines.append(f"- {display(name)} by question kind ({' -> '.join(ckpts)}): " + "; ".join(
                 f"{kind} " + " -> ".join(_pct(per.get(c)) for c in ckpts) for kind, per in kinds.items()) + ".")
-            verdict = kind_verdict(kinds, ckpts)
+            verdict = kind_verdict(kinds, ckpts, shortcut_accuracy(groups, "true belief", "last"))
             if verdict:
                 lines.append(f"  {verdict}")
     lines += ["", "Models:", "", *facts, "",

@@ -57,7 +57,7 @@ def _group(n, base, sft):
     return {"n": n, "models": {"base": {"n": n, "accuracy": base}, "sft": {"n": n, "accuracy": sft}}}
 
 
-def test_a_gain_on_true_beliefs_alone_is_called_the_last_container_shortcut():
+def test_a_gain_on_true_beliefs_alone_is_called_the_true_place_shortcut():
     groups = {"reality": _group(10, 0.4, 0.4), "memory": _group(10, 0.5, 0.9),
               "belief, order 1": _group(30, 0.3, 0.6),  # pooled rows are not counted twice
               "true belief, order 1": _group(20, 0.3, 0.9), "true belief, order 2": _group(20, 0.4, 0.8),
@@ -67,6 +67,17 @@ def test_a_gain_on_true_beliefs_alone_is_called_the_last_container_shortcut():
     assert abs(kinds["false belief"]["base"] - 0.125) < 1e-9 and kinds["memory"]["sft"] == 0.9
     verdict = transfer_report.kind_verdict(kinds, ["base", "sft"])
     assert verdict.startswith("The gain is on true beliefs (+50.0 points) and not on false beliefs (+0.0)")
+    assert "where the object really is" in verdict and "last container" not in verdict
+    # ToMi: the last container named is the true place of every true-belief question
+    for name in ("true belief, order 1", "true belief, order 2"):
+        groups[name]["shortcuts"] = {"last": 1.0, "true_place": 1.0}
+    last = transfer_report.shortcut_accuracy(groups, "true belief", "last")
+    assert last == 1.0 and transfer_report.shortcut_accuracy(groups, "memory", "last") is None
+    assert transfer_report.kind_verdict(kinds, ["base", "sft"], last).endswith(
+        "Here that is also the last container the story names (right on 100% of the true-belief questions).")
+    groups["true belief, order 2"]["shortcuts"]["last"] = 0.1  # Hi-ToM-like: pooled 0.55, not named
+    assert "last container" not in transfer_report.kind_verdict(
+        kinds, ["base", "sft"], transfer_report.shortcut_accuracy(groups, "true belief", "last"))
     groups["false belief, order 2"] = _group(30, 0.1, 0.5)
     kinds = transfer_report.belief_kinds(groups, ["base", "sft"])
     assert "not on true beliefs alone" in transfer_report.kind_verdict(kinds, ["base", "sft"])
