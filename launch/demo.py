@@ -119,9 +119,9 @@ REAL = Profile(
 )
 # Each step's 8 rows drawn at random as before, then passed as micro-batches of rows of similar
 # length (transformers' batch_rebalance sampler): a random batch of 8 is padded to its longest row,
-# 52% of its tokens padding on this data. Grouping whole batches by length instead
-# (group_by_length) makes a batch one question kind, which cost the toy model 11 points (B1 of
-# docs/experiments.md). Measured: docs/experiments.md, tenth session.
+# a third of the tokens it computes padding on this data (1.52x the rows' own). Grouping by length
+# whole batches (group_by_length) makes a batch one question kind, which cost the toy 11 points (B1 of
+# docs/experiments.md). Measured: docs/experiments.md, 2026-11-28 afternoon session.
 REBALANCED = ("--train.per_device_train_batch_size", "2", "--train.gradient_accumulation_steps", "4",
               "--trl.train_sampling_strategy", "batch_rebalance")
 # What `make demo` runs: REAL's data and SFT, shorter, without GRPO (which has not yet been shown
@@ -142,10 +142,10 @@ QUICK = Profile(
     report="transfer_report.py",
     checkpoints=("base", "sft"),
     goals=(("tomi", 15.0), ("hitom", 8.0)),
-    # 2026-11-28, AMD EPYC with AVX2 only: the data's CPU seconds over its two processes, SFT at
-    # 29-35 s a step on idle cores (docs/experiments.md, ninth session)
+    # 2026-11-28, AMD EPYC with AVX2 only, idle cores: the data's CPU seconds over its two
+    # processes, SFT at 20-23 s a step, the evaluation of base and SFT (docs/experiments.md)
     expected=(("data", "about 1 min"), ("export", "10 s"), ("model", "about 20 s"),
-              ("sft", "about 27 min"), ("report", "5 s")),
+              ("sft", "about 18 min"), ("eval", "about 14 min"), ("report", "5 s")),
 )
 # REAL at toy sizes: give it a small GGUF with --model-source (the tests write one)
 REAL_SMOKE = Profile(
