@@ -117,6 +117,25 @@ def trainer_settings(build, cfg, *args):
         raise ConfigError(f"train/grpo settings rejected by TRL: {' '.join(str(e).split())}") from None
 
 
+def seed_rebalanced_batches(trainer) -> None:
+    """transformers 5.x builds the `batch_rebalance` sampler with its own default seed (42),
+    not the run's: two seeds of one config drew the same rows in the same order (the quick
+    demo's seeds 0 and 1 trained to the same weights, docs/experiments.md). The sampler gets the
+    run's data seed (`data_seed`, else `seed`) before it first draws."""
+    from transformers.trainer_pt_utils import BatchRebalanceSampler
+
+    make = trainer._get_train_sampler
+
+    def seeded(*args, **kwargs):
+        sampler = make(*args, **kwargs)
+        if isinstance(sampler, BatchRebalanceSampler):
+            seed = trainer.args.data_seed
+            sampler.seed = trainer.args.seed if seed is None else seed
+        return sampler
+
+    trainer._get_train_sampler = seeded
+
+
 def check_master_weights(trainer) -> None:
     """Refuse full fine-tuning of half-precision parameters without DeepSpeed. DeepSpeed keeps fp32
     master weights for bf16/fp16 models; plain DDP or one device updates the bf16 tensors
@@ -289,6 +308,7 @@ def main(prog: str, description: str, run_cls, build_trainer: Callable, argv: li
         trainer = build_trainer(cfg, check=plan if args.check else None)
         if trainer is not None:
             check_master_weights(trainer)
+            seed_rebalanced_batches(trainer)
     except (ConfigError, DataError, VersionError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
