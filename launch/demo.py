@@ -144,7 +144,7 @@ QUICK = Profile(
     goals=(("tomi", 15.0), ("hitom", 8.0)),
     # 2026-11-28, AMD EPYC with AVX2 only, idle cores: the data's CPU seconds over its two
     # processes, SFT at 20-23 s a step, the evaluation of base and SFT (docs/experiments.md)
-    expected=(("data", "about 1 min"), ("export", "10 s"), ("model", "about 20 s"),
+    expected=(("data", "45 s"), ("export", "10 s"), ("model", "30 s"),
               ("sft", "about 18 min"), ("eval", "about 14 min"), ("report", "5 s")),
 )
 # REAL at toy sizes: give it a small GGUF with --model-source (the tests write one)
