@@ -181,6 +181,17 @@ def conclusion(q: dict[str, Any], view: Sequence[str], fact: tuple, value: Any) 
     return f"So {claim(view, fact, value, asked)}."
 
 
+def memory_value(places: dict[int, list], q: dict[str, Any]) -> tuple:
+    """Where a memory question's object was: `places` maps each step that placed the object to
+    the locations it was given in that step, in order (the world's, not any mind's)."""
+    if q["kind"] == "memory_beginning":
+        return places[min(places)][0]
+    j = q["before_action"]
+    if len(places.get(j, ())) > 1:
+        return places[j][-2]
+    return places[max(i for i in places if i < j)][-1]
+
+
 def answer_of(q: dict[str, Any], fact: tuple, value: Any) -> str:
     """The canonical answer a view's final value gives to question `q`."""
     if fact[0] == "loc":
@@ -285,15 +296,6 @@ class StoryTracer:
     def final(self, chain: tuple, fact: tuple) -> Any:
         return _value(self.snapshots[-1], chain, fact) if self.snapshots else None
 
-    def _memory_value(self, q: dict[str, Any]) -> tuple:
-        places = self.places[q["thing"]]
-        if q["kind"] == "memory_beginning":
-            return places[min(places)][0]
-        j = q["before_action"]
-        if len(places.get(j, ())) > 1:
-            return places[j][-2]
-        return places[max(i for i in places if i < j)][-1]
-
     def _world_claims(self, fact: tuple, i: int, upto: int) -> list[str]:
         """The world's location claims of step i (only the pick-up before step `upto`)."""
         locs = self.places.get(fact[1], {}).get(i, [])
@@ -343,7 +345,7 @@ class StoryTracer:
             lines.append(" ".join([self._head(i, people)] + claims))
             if q["kind"] == "memory_beginning":
                 break
-        value = self._memory_value(q) if memory else self.final(tuple(view), fact)
+        value = memory_value(self.places[q["thing"]], q) if memory else self.final(tuple(view), fact)
         lines.append(conclusion(q, view, fact, value))
         return "\n".join(lines)
 
@@ -351,7 +353,7 @@ class StoryTracer:
         """The answer the tracker's replay gives (what the trace concludes)."""
         view, fact = question_view(q, self.state_type_of)
         if q["kind"] in ("memory_beginning", "memory_before"):
-            return answer_of(q, fact, self._memory_value(q))
+            return answer_of(q, fact, memory_value(self.places[q["thing"]], q))
         return answer_of(q, fact, self.final(tuple(view), fact))
 
 

@@ -20,7 +20,7 @@ from exploretom.semantics.render import short_clause, the
 from exploretom.semantics.replay import OPEN, Chain, Replay
 from exploretom.semantics.story import ENTER, LEAVE, MOVE_ROOM, Action
 from exploretom.semantics.trace import (STATUSES, answer_of, knows_current, knows_gone,
-                                        question_view, status, view_people)
+                                        memory_value, question_view, status, view_people)
 
 
 class TraceError(ValueError):
@@ -273,16 +273,6 @@ def _expected_steps(replay: Replay, q: dict[str, Any], view: Chain, fact: tuple)
     return out
 
 
-def _memory_value(replay: Replay, q: dict[str, Any]) -> tuple:
-    places = replay.world_places[q["thing"]]
-    if q["kind"] == "memory_beginning":
-        return places[min(places)][0]
-    j = q["before_action"]
-    if len(places.get(j, ())) > 1:
-        return places[j][-2]
-    return places[max(i for i in places if i < j)][-1]
-
-
 def check_trace(trace: str, replay: Replay, q: dict[str, Any]) -> str:
     """The answer the trace derives, once every statement is checked against the story;
     TraceError names the first statement that is wrong, or the step that is missing."""
@@ -317,7 +307,7 @@ def _derive(trace: str, replay: Replay, q: dict[str, Any], view: Chain, fact: tu
         raise TraceError(f"step {min(said) + 1} changes nothing that is asked")
     chain, value = got["conclusion"]
     if q["kind"] in ("memory_beginning", "memory_before"):
-        expected = _memory_value(replay, q)
+        expected = memory_value(replay.world_places[q["thing"]], q)
     else:
         expected = replay.value(len(replay.actions) - 1, tuple(view), fact)
     if chain != tuple(view) or value != expected:
