@@ -189,17 +189,25 @@ SHORTCUT_GAIN = 10.0  # points on true beliefs that, without false beliefs, read
 BELIEF_PROGRESS = 5.0
 
 
+def _kind_rows(groups: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    """The shortcut report's rows of one question kind: the kind itself or each of its orders."""
+    return [e for g, e in groups.items() if g == kind or g.startswith(f"{kind}, order ")]
+
+
+def _pooled(figures: list[tuple[int, float]]) -> float | None:
+    """The mean of (n, share) figures weighted by n; None without any."""
+    n = sum(k for k, _ in figures)
+    return sum(k * a for k, a in figures) / n if n else None
+
+
 def belief_kinds(groups: dict[str, Any], ckpts: list[str]) -> dict[str, dict[str, float | None]]:
     """Accuracy per checkpoint on true and false beliefs of every order pooled, reality and memory."""
     out: dict[str, dict[str, float | None]] = {}
     for kind in ("true belief", "false belief", "reality", "memory"):
-        rows = [e for g, e in groups.items() if g == kind or g.startswith(f"{kind}, order ")]
-        per: dict[str, float | None] = {}
-        for c in ckpts:
-            figures = [(e["models"][c]["n"], e["models"][c]["accuracy"]) for e in rows
-                       if c in e.get("models", {}) and e["models"][c]["accuracy"] is not None]
-            n = sum(k for k, _ in figures)
-            per[c] = sum(k * a for k, a in figures) / n if n else None
+        rows = _kind_rows(groups, kind)
+        per = {c: _pooled([(e["models"][c]["n"], e["models"][c]["accuracy"]) for e in rows
+                           if c in e.get("models", {}) and e["models"][c]["accuracy"] is not None])
+               for c in ckpts}
         if any(v is not None for v in per.values()):
             out[kind] = per
     return out
@@ -208,10 +216,8 @@ def belief_kinds(groups: dict[str, Any], ckpts: list[str]) -> dict[str, dict[str
 def shortcut_accuracy(groups: dict[str, Any], kind: str, shortcut: str) -> float | None:
     """What one shortcut (`last`, `first`, `most_named`, `true_place`) scores on a question kind,
     its orders pooled by n."""
-    rows = [e for g, e in groups.items() if (g == kind or g.startswith(f"{kind}, order "))
-            and (e.get("shortcuts") or {}).get(shortcut) is not None]
-    n = sum(e["n"] for e in rows)
-    return sum(e["n"] * e["shortcuts"][shortcut] for e in rows) / n if n else None
+    return _pooled([(e["n"], e["shortcuts"][shortcut]) for e in _kind_rows(groups, kind)
+                    if (e.get("shortcuts") or {}).get(shortcut) is not None])
 
 
 def kind_verdict(kinds: dict[str, dict[str, float | None]], ckpts: list[str],
