@@ -159,6 +159,16 @@ def test_stages_are_numbered_among_the_profiles_own(tmp_path):
     assert demo_mod.Demo(tmp_path, [], profile=demo_mod.SMOKE).stages == list(demo_mod.STAGES)
 
 
+@pytest.mark.parametrize("precision, sft", [("bf16", "about 7 min on a CPU with AMX-BF16"),
+                                             ("fp32", "about 18 min on a CPU without AMX")])
+def test_expected_durations_are_those_measured_on_this_cpus_kind(tmp_path, monkeypatch,
+                                                                precision, sft):
+    monkeypatch.setattr(demo_mod, "cpu_precision", lambda: (precision, "why"))
+    expected = demo_mod.Demo(tmp_path, [], profile=demo_mod.QUICK).expected_durations()
+    assert expected["sft"] == sft and set(expected) == set(demo_mod.Demo(
+        tmp_path, [], profile=demo_mod.QUICK).stages)
+
+
 def test_commands_run_together_fail_the_stage_when_one_fails_and_stop_the_others(tmp_path):
     """The data stage runs its search shards at once: one failing shard fails the stage (naming
     its command) and the shards still running are stopped, not left writing."""
