@@ -11,7 +11,9 @@ dataset (rows, no model) instead or as well. For ToMi, Hi-ToM and our ExploreToM
   accuracy of each shortcut: a reader that always answers the last container the story mentions,
   the first, the most named, or where the object really is;
 - per run: its accuracy, the share of its answers equal to each shortcut's answer and the most
-  frequent answer with its share (a habit shows as one answer far above chance).
+  frequent answer with its share (a habit shows as one answer far above chance), and how often it
+  names each shortcut's answer where that answer is right and where it is wrong (`names`: a
+  habit names it as often either way, a reader of minds only where it is right).
 
 Figures are per sample line: a run with several samples or option orders per item counts each.
 """
@@ -72,10 +74,25 @@ def answers_of(pairs: Sequence[tuple[ShortcutItem, dict[str, Any]]]) -> dict[str
         "accuracy": sum(bool(line.get("correct")) for _, line in pairs) / n if n else None,
         "equals": {s: (sum(p is not None and p == it.answers.get(s) for it, p in placed) / n
                        if n else None) for s in SHORTCUTS},
+        "names": {s: names_shortcut(placed, s) for s in SHORTCUTS},
         "top_answer": top[0][0] if top else None,
         "top_share": top[0][1] / n if top and n else None,
         "unanswered": sum(p is None for _, p in placed) / n if n else None,
     }
+
+
+def names_shortcut(placed: Sequence[tuple[ShortcutItem, str | None]], shortcut: str) -> dict[str, Any]:
+    """How often a run names one shortcut's answer where that answer is right and where it is
+    wrong: a reader that tracks minds names it only where it is right; a habit (always the last
+    container named) names it as often either way, whatever its accuracy."""
+    out: dict[str, Any] = {}
+    for side, right in (("right", True), ("wrong", False)):
+        hits = [p == it.answers[shortcut] for it, p in placed
+                if it.gold is not None and it.answers.get(shortcut) is not None
+                and (it.answers[shortcut] == it.gold) == right]
+        out[side] = sum(hits) / len(hits) if hits else None
+        out[f"n_{side}"] = len(hits)
+    return out
 
 
 def by_group(items: Iterable[ShortcutItem]) -> dict[str, list[ShortcutItem]]:

@@ -242,6 +242,25 @@ def kind_verdict(kinds: dict[str, dict[str, float | None]], ckpts: list[str],
             "alone." if d_tb >= SHORTCUT_GAIN else None)
 
 
+def habit_line(groups: dict[str, Any], ckpts: list[str]) -> str | None:
+    """Where each checkpoint names the last and the first container: on the questions where that
+    container is the answer / where it is not, over every location question. Accuracy can rise
+    with a habit (answering the first container named scores many false beliefs); naming a
+    container as often where it is wrong as where it is right is a habit, not a reading."""
+    names = {c: ((groups.get("all") or {}).get("models", {}).get(c) or {}).get("names") or {}
+             for c in ckpts}
+    parts = []
+    for shortcut, label in (("last", "the last container named"), ("first", "the first")):
+        cells = [f"{c} {_pct(names[c][shortcut]['right'])} / {_pct(names[c][shortcut]['wrong'])}"
+                 for c in ckpts if (names[c].get(shortcut) or {}).get("wrong") is not None]
+        if cells:
+            parts.append(f"{label}: " + ", ".join(cells))
+    if not parts:
+        return None
+    return ("Names, where it is the answer / where it is not (%): " + "; ".join(parts)
+            + ". A reader of minds names a container only where it is the answer.")
+
+
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}"
 
@@ -267,6 +286,9 @@ def markdown(s: dict[str, Any], facts: list[str]) -> str:
             verdict = kind_verdict(kinds, ckpts, shortcut_accuracy(groups, "true belief", "last"))
             if verdict:
                 lines.append(f"  {verdict}")
+            habit = habit_line(groups, ckpts)
+            if habit:
+                lines.append(f"  {habit}")
     lines += ["", "Models:", "", *facts, "",
              "Accuracy per item in percent (95% Wilson interval); differences in points, paired on "
              "the same items (95% bootstrap interval; bold where the interval excludes zero).", "",

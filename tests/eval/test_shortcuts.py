@@ -209,3 +209,33 @@ def test_transfer_report_puts_the_shortcuts_beside_each_benchmark(tmp_path, shar
         "benchmarks"]["hitom"]
     md = (tmp_path / "report" / "report.md").read_text()
     assert "## Question kinds and shortcut baselines" in md and "### Hi-ToM" in md
+
+
+def test_names_tells_a_reader_of_minds_from_a_habit_of_the_same_accuracy(tmp_path):
+    """Sally-Anne: Sally's belief and Anne's belief about it are `basket` (the first container),
+    the reality and Anne's own belief `box` (the last). A reader of minds names the box exactly
+    where it is the answer; always answering the box names it everywhere (and scores half)."""
+    items = [S.item("tomi", r) for r in tomi_rows(tmp_path)]
+    assert [it.gold for it in items] == ["basket", "box", "basket", "box"]
+    mind = [(it, it.gold) for it in items]
+    habit = [(it, "box") for it in items]
+    assert report.names_shortcut(mind, "last") == {"right": 1.0, "n_right": 2,
+                                                   "wrong": 0.0, "n_wrong": 2}
+    assert report.names_shortcut(habit, "last") == {"right": 1.0, "n_right": 2,
+                                                    "wrong": 1.0, "n_wrong": 2}
+    assert report.names_shortcut(mind, "first")["wrong"] == 0.0
+
+
+def test_transfer_report_says_where_a_habit_names_the_last_container(tmp_path, shared_rows):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "launch"))
+    import transfer_report
+
+    write_run(tmp_path / "eval" / "base", "base", "first", shared_rows)
+    write_run(tmp_path / "eval" / "sft", "sft", "last", shared_rows)
+    s = transfer_report.build(tmp_path, ("base", "sft"))
+    names = s["benchmarks"]["tomi"]["shortcuts"]["all"]["models"]["sft"]["names"]["last"]
+    # the shared ToMi sample: the last container is the answer to 55 questions, not to 44
+    assert names == {"right": 1.0, "n_right": 55, "wrong": 1.0, "n_wrong": 44}
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert ("Names, where it is the answer / where it is not (%): the last container named: "
+            "base 0.0 / 0.0, sft 100.0 / 100.0; the first: base 100.0 / 100.0, sft 0.0 / 0.0.") in md
