@@ -21,9 +21,10 @@ import shutil
 import sys
 from pathlib import Path
 
+from eval.shortcuts import PLACED  # "The apple is in the box.": the shortcut reader's placement
+
 ENTERED = re.compile(r"(\w+) entered the (\w+)\.$")
 EXITED = re.compile(r"(\w+) exited the (\w+)\.$")
-STATED = re.compile(r"The (\w+) is in the (\w+)\.$")
 FILES = ("fb_all_test.txt", "fb_all_test.trace")
 
 
@@ -39,7 +40,7 @@ def as_moves(lines: list[str]) -> tuple[list[str], int]:
             rooms[m.group(1)] = m.group(2)
         elif m := EXITED.match(text):
             rooms.pop(m.group(1), None)
-        elif (m := STATED.match(text)) and rooms:
+        elif (m := PLACED.match(text)) and rooms:
             present = list(rooms.values())
             room = max(present, key=present.count)
             mover = [p for p, r in rooms.items() if r == room][-1]  # the latest to come in
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     args.dst.mkdir(parents=True, exist_ok=True)
     (args.dst / FILES[0]).write_text("\n".join(out) + "\n", encoding="utf-8")
     shutil.copyfile(args.src / FILES[1], args.dst / FILES[1])
-    stated = sum(1 for line in lines if STATED.match(line.partition(" ")[2]))
+    stated = sum(1 for line in lines if PLACED.match(line.partition(" ")[2]))
     print(f"wrote {args.dst}: {rewritten} of {stated} stated placements made moves")
     return 0
 

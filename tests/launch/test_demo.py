@@ -164,9 +164,9 @@ def test_stages_are_numbered_among_the_profiles_own(tmp_path):
 def test_expected_durations_are_those_measured_on_this_cpus_kind(tmp_path, monkeypatch,
                                                                 precision, sft):
     monkeypatch.setattr(demo_mod, "cpu_precision", lambda: (precision, "why"))
-    expected = demo_mod.Demo(tmp_path, [], profile=demo_mod.QUICK).expected_durations()
-    assert expected["sft"] == sft and set(expected) == set(demo_mod.Demo(
-        tmp_path, [], profile=demo_mod.QUICK).stages)
+    quick = demo_mod.Demo(tmp_path, [], profile=demo_mod.QUICK)
+    expected = quick.expected_durations()
+    assert expected["sft"] == sft and set(expected) == set(quick.stages)
 
 
 def test_commands_run_together_fail_the_stage_when_one_fails_and_stop_the_others(tmp_path):

@@ -27,13 +27,14 @@ def test_a_stated_placement_is_made_by_the_latest_person_of_the_busiest_room():
     assert out[3] == "4 Aiden moved the grapefruit to the green_bucket."
     # nobody in any room: the sentence stays
     assert out[7] == "1 The pear is in the red_box." and rewritten == 1
-    assert [o for k, o in enumerate(out) if k not in (3,)] == [s for k, s in enumerate(STORY) if k != 3]
+    assert [o for k, o in enumerate(out) if k != 3] == [s for k, s in enumerate(STORY) if k != 3]
 
 
 def test_the_copy_of_the_shared_sample_loads_with_the_same_questions(tmp_path):
     src = ROOT.parent / "shared" / "benchmarks" / "tomi"
     assert tomi_as_moves.main([str(src), str(tmp_path)]) == 0
     before, after = tomi.load(src), tomi.load(tmp_path)
+
     def questions(rows):
         return [(r["id"], r["answer"], meta(r)["question_type"]) for r in rows]
 
