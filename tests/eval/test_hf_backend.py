@@ -23,7 +23,7 @@ PROMPTS = [
 
 @pytest.fixture(scope="module")
 def backend(tiny_model_dir):
-    return load_backend("hf", str(tiny_model_dir), batch_size=2, device="cpu")
+    return load_backend("hf", str(tiny_model_dir), batch_size=2, device="cpu", dtype="float32")
 
 
 def test_greedy_batched_equals_one_by_one(backend, tiny_model_dir):
@@ -33,9 +33,18 @@ def test_greedy_batched_equals_one_by_one(backend, tiny_model_dir):
     assert sorted(seen) == list(range(len(PROMPTS)))  # each reported once, in the caller's indices
     assert all(c.ok and len(c.texts) == 1 and c.completion_tokens <= 12 for c in out)
     assert all(c.prompt_tokens > 0 for c in out)
-    single = HFBackend(str(tiny_model_dir), batch_size=1, device="cpu")
+    single = HFBackend(str(tiny_model_dir), batch_size=1, device="cpu", dtype="float32")
     assert [c.texts for c in single.generate(PROMPTS, config)] == [c.texts for c in out]
     assert backend.describe()["dtype"] == "float32" and backend.describe()["device"] == "cpu"
+
+
+@pytest.mark.parametrize("kind, dtype", [("bf16", "bfloat16"), ("fp32", "float32")])
+def test_auto_dtype_on_cpu_follows_the_cpu_kind(tiny_model_dir, monkeypatch, kind, dtype):
+    """The default dtype on CPU is eval.cpu_precision's choice: bf16 only on an AMX CPU."""
+    from eval import cpu_precision
+
+    monkeypatch.setattr(cpu_precision, "cpu_precision", lambda: (kind, "test"))
+    assert HFBackend(str(tiny_model_dir), device="cpu").describe()["dtype"] == dtype
 
 
 def test_sampling_n_seed_and_greedy_n(backend):

@@ -51,8 +51,8 @@ def lively_model(tiny_model_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def backends(lively_model):
-    plain = load_backend("hf", str(lively_model), device="cpu", batch_size=5)
-    shared = load_backend("hf", str(lively_model), device="cpu", batch_size=5,
+    plain = load_backend("hf", str(lively_model), device="cpu", dtype="float32", batch_size=5)
+    shared = load_backend("hf", str(lively_model), device="cpu", dtype="float32", batch_size=5,
                           share_prefixes=True)
     return plain, shared
 
@@ -75,7 +75,7 @@ def test_greedy_answers_equal_the_plain_path(backends):
 def test_greedy_answers_equal_in_one_batch_and_with_stop_strings(backends, lively_model):
     plain, _ = backends
     prompts = conversations()
-    one_batch = load_backend("hf", str(lively_model), device="cpu", batch_size=64,
+    one_batch = load_backend("hf", str(lively_model), device="cpu", dtype="float32", batch_size=64,
                              share_prefixes=True)
     config = GenerationConfig(max_new_tokens=12, stop=("e",))
     assert [c.texts for c in one_batch.generate(prompts, config)] == [
@@ -93,7 +93,7 @@ def test_greedy_answers_equal_whatever_the_guessed_answer(backends, lively_model
     tokenizer = plain.tokenizer
     answer = tokenizer(expected[0].text, add_special_tokens=False)["input_ids"]
     other = tokenizer(expected[1].text, add_special_tokens=False)["input_ids"]
-    guesser = load_backend("hf", str(lively_model), device="cpu", batch_size=64,
+    guesser = load_backend("hf", str(lively_model), device="cpu", dtype="float32", batch_size=64,
                            share_prefixes=True)
     banks = ([answer + [tokenizer.eos_token_id]], [answer[:3] + [7, 7, 7]], [[7] * 30], [],
              # the most frequent answer first, then others that begin alike
@@ -110,8 +110,8 @@ def test_answers_alike_are_taken_from_the_draft(tiny_model_dir):
     """The tiny model at its initial weights gives nearly every prompt the same answer (a run
     of newlines), so from the second batch on most rows accept the whole draft in the prefill,
     the others part of it."""
-    plain = load_backend("hf", str(tiny_model_dir), device="cpu", batch_size=4)
-    shared = load_backend("hf", str(tiny_model_dir), device="cpu", batch_size=4,
+    plain = load_backend("hf", str(tiny_model_dir), device="cpu", dtype="float32", batch_size=4)
+    shared = load_backend("hf", str(tiny_model_dir), device="cpu", dtype="float32", batch_size=4,
                           share_prefixes=True)
     prompts = conversations()
     config = GenerationConfig(max_new_tokens=12)
@@ -128,7 +128,7 @@ def test_logits_processors_take_generate(backends, lively_model):
     assert plain_greedy(shared._generation_config(GenerationConfig(max_new_tokens=4)))
     assert not plain_greedy(shared._generation_config(GenerationConfig(stop=("e",))))
     assert not plain_greedy(HFGenerationConfig(repetition_penalty=1.3))
-    penalised = [load_backend("hf", str(lively_model), device="cpu", batch_size=8,
+    penalised = [load_backend("hf", str(lively_model), device="cpu", dtype="float32", batch_size=8,
                               share_prefixes=share) for share in (False, True)]
     for backend in penalised:
         backend.hf_model.generation_config.repetition_penalty = 1.5

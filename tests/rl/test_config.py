@@ -114,10 +114,14 @@ def test_grpo_section_passes_through_only_trl_fields():
 def test_grpo_args_match_the_snapshot_of_the_hand_written_builder(path, monkeypatch):
     """grpo_args.to_dict() for every shipped config equals what the builder that copied each grpo
     field by hand produced (tests/rl/grpo_args_snapshot.json, taken at f3b9ffc with TRL 1.16.0 and
-    transformers 5.24.0, as planned for 8 processes on a machine without a GPU)."""
+    transformers 5.24.0, as planned for 8 processes on a machine without a GPU whose CPU trains in
+    fp32: `precision: auto` picks bf16 on an AMX CPU, which the snapshot did not have)."""
     import torch
 
+    from eval import cpu_precision
+
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(cpu_precision, "cpu_precision", lambda: ("fp32", "test"))
     snapshot = json.loads((REPO / "tests/rl/grpo_args_snapshot.json").read_text())[path.name]
     built = grpo_args(load_config(path, GRPORun), has_eval=True, world_size=8).to_dict()
     assert json.loads(json.dumps(built, default=str)) == snapshot
