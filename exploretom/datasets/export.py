@@ -100,6 +100,8 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--choice-options", str(args.choice_options)]
     if args.choice_sentences:
         parts += ["--choice-sentences", f"{args.choice_sentences:g}"]
+    if args.stated_placements:
+        parts += ["--stated-placements", f"{args.stated_placements:g}"]
     return shlex.join(parts)
 
 
@@ -117,7 +119,8 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
                          f"(pass --overwrite to replace it)")
 
     properties = set(args.properties) if args.properties is not None else None
-    stories, counts = read_stories(args.inputs, args.text, orders, properties)
+    stories, counts = read_stories(args.inputs, args.text, orders, properties,
+                                   args.stated_placements, args.seed)
     if not stories:
         raise InputError(f"no usable stories in {', '.join(map(str, args.inputs))} "
                          f"({counts.errors} error lines, {counts.infilled_failed} failed "
@@ -155,7 +158,8 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
                     "text": args.text, "splits": fractions,
                     "seed": args.seed, "max_questions_per_story": k,
                     "choice_share": args.choice_share, "choice_options": args.choice_options,
-                    "choice_sentences": args.choice_sentences},
+                    "choice_sentences": args.choice_sentences,
+                    "stated_placements": args.stated_placements},
         "inputs": counts.per_file,
         "selection": {"lines": counts.lines, "errors": counts.errors,
                       "infilled_failed": counts.infilled_failed,
@@ -231,6 +235,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--text", choices=("structure", "infilled"), default="structure",
                    help="story text in prompts: the canonical rendering, or the infilled "
                         "narration (stories whose infilling failed the judge are skipped)")
+    p.add_argument("--stated-placements", type=_ratio_arg, default=0.0, metavar="F",
+                   help="with --text structure: tell this share (seeded) of the objects' first "
+                        "placements as facts, 'The apple is in the box.', as ToMi and Hi-ToM do, "
+                        "instead of as someone's move; everyone in the room sees it either way, "
+                        "so no answer changes (default 0)")
     p.add_argument("--splits", type=_splits_arg, default=[0.8, 0.1, 0.1],
                    help="train,validation,test fractions of the stories (default 0.8,0.1,0.1)")
     p.add_argument("--seed", type=int, default=0)

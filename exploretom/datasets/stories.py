@@ -97,10 +97,11 @@ def _story_text(rec: dict[str, Any], mode: str, at: str, counts: ReadCounts) -> 
 
 
 def read_stories(paths: Sequence[str | Path], text_mode: str = "structure",
-                 orders: set[int] | None = None,
-                 properties: set[str] | None = None) -> tuple[list[StoryIn], ReadCounts]:
+                 orders: set[int] | None = None, properties: set[str] | None = None,
+                 stated_share: float = 0.0, seed: int = 0) -> tuple[list[StoryIn], ReadCounts]:
     """Every usable labelled story of `paths`, with its questions of the chosen orders and
-    properties (None: all)."""
+    properties (None: all); in the canonical rendering, a seeded `stated_share` of the first
+    placements told as facts (exploretom.datasets.wording)."""
     counts = ReadCounts()
     stories: list[StoryIn] = []
     seen: dict[str, str] = {}
@@ -117,6 +118,13 @@ def read_stories(paths: Sequence[str | Path], text_mode: str = "structure",
                              f"stories first: python -m exploretom label)")
         for i, q in enumerate(questions):
             _check_question(q, f"{at}: story {sid!r}: questions[{i}]")
+        max_order = max([q["order"] for q in questions] + [1])
+        if stated_share and text_mode == "structure":
+            from exploretom.datasets.wording import state_placements  # it imports split, which imports us
+            try:
+                rec = state_placements(rec, stated_share, seed, max_order)
+            except InputError as e:
+                raise InputError(f"{at}: {e}") from None
         text = _story_text(rec, text_mode, f"{at}: story {sid!r}", counts)
         if text is None:
             continue
@@ -125,7 +133,7 @@ def read_stories(paths: Sequence[str | Path], text_mode: str = "structure",
                   and (properties is None or q["property"] in properties)]
         # keep only what rows need: the whole record of thousands of stories is large
         stories.append(StoryIn(sid, text, story_meta(rec, text_mode), stratum(rec), chosen,
-                               max([q["order"] for q in questions] + [1])))
+                               max_order))
         counts.per_file[path] += 1
     counts.stories = len(stories)
     return stories, counts

@@ -46,6 +46,8 @@ def action_clause(action: Action, left_container: str = "", room: str = "",
         return f"{p} entered {the(action.room)}"
     if t == LEAVE:
         return f"{p} left {the(action.room)}"
+    if t == MOVE_CONTAINER and action.stated:
+        return stated_clause(action)
     if t == MOVE_CONTAINER:
         where = f", which is also located in {the(room)}" if room else ""
         return f"{p} moved {the(action.object)} to {the(action.container)}{where}"
@@ -64,8 +66,17 @@ def action_clause(action: Action, left_container: str = "", room: str = "",
     raise ValueError(f"unknown action type {t!r}")
 
 
+def stated_clause(action: Action) -> str:
+    """'The apple is in the box': a first placement told as a fact, its actor unnamed."""
+    subject = the(action.object)
+    return f"{subject[:1].upper()}{subject[1:]} is in {the(action.container)}"
+
+
 def short_clause(action: Action) -> str:
-    """The clause used inside memory questions: no trailing location remarks."""
+    """The clause used inside memory questions and traces: no trailing location remarks. (No
+    memory question is asked before a first placement, so a stated one never starts mid-sentence.)"""
+    if action.stated:
+        return stated_clause(action)
     if action.type in (MOVE_CONTAINER, MOVE_ROOM):
         target = action.container if action.type == MOVE_CONTAINER else action.room
         return f"{action.person} moved {the(action.object)} to {the(target)}"

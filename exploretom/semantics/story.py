@@ -76,6 +76,11 @@ class Action:
     topic: Topic | None = None
     peeking: tuple[str, ...] = ()
     distracted: tuple[str, ...] = ()
+    # A wording, not an event of its own: an object's first placement told as a fact ("The apple
+    # is in the box.", as ToMi and Hi-ToM tell theirs) instead of as someone's move. Everyone in
+    # the actor's room sees it, as they see any move (docs/exploretom.md, "Stated placements").
+    # Out of the repr, which the `lapses` reader hashes: a wording does not change what it misses.
+    stated: bool = field(default=False, repr=False)
 
     @property
     def is_asymmetric(self) -> bool:
@@ -105,6 +110,8 @@ class Action:
             d["peeking"] = list(self.peeking)
         if self.distracted:
             d["distracted"] = list(self.distracted)
+        if self.stated:
+            d["stated"] = True
         return d
 
 
@@ -169,6 +176,12 @@ def parse_action(raw: Any, index: int) -> Action:
     distracted = _names(raw, "distracted", where)
     if typ == MOVE_ROOM and (peeking or distracted):
         raise StoryFormatError(f"{where}: move_object_room takes no peeking/distracted modifiers")
+    stated = raw.get("stated", False)
+    if not isinstance(stated, bool):
+        raise StoryFormatError(f"{where}: field 'stated' must be true or false")
+    if stated and (typ != MOVE_CONTAINER or peeking or distracted):
+        raise StoryFormatError(f"{where}: only a move_object_container without peeking or "
+                               f"distracted modifiers can be stated")
     if typ in (PRIVATE, BROADCAST):
         topic = parse_topic(raw.get("topic"), where)
         listener = _str_field(raw, "listener", where) if typ == PRIVATE else ""
@@ -182,7 +195,7 @@ def parse_action(raw: Any, index: int) -> Action:
             kwargs["visible"] = raw["visible"]
         else:
             kwargs[name] = _str_field(raw, name, where)
-    return Action(type=typ, peeking=peeking, distracted=distracted, **kwargs)
+    return Action(type=typ, peeking=peeking, distracted=distracted, stated=stated, **kwargs)
 
 
 def parse_story(raw: Any) -> Story:

@@ -54,7 +54,7 @@ def status(a: Action, x: str, before: dict[str, Any], after: dict[str, Any]) -> 
         if after.get(x) == a.room:
             return SAW_ARRIVE
         return ELSEWHERE
-    if x == a.person:
+    if x == a.person and not a.stated:  # a stated placement names no actor: its actor saw it
         return {ENTER: CAME_IN, LEAVE: LEFT}.get(a.type, DID)
     if x in a.peeking:
         return PEEKED

@@ -356,6 +356,12 @@ class Tracker(MessageRules):
             raise StoryError(i, a.type, f"{a.container!r} is an object or a person, not a container")
         if cur is not None and cur[1] == a.container:
             raise StoryError(i, a.type, f"the {a.object} is already in the {a.container}")
+        if a.stated and cur is not None:  # a told fact with nobody moving it: only a first one
+            raise StoryError(i, a.type, f"a stated placement must be the first handling of the "
+                             f"{a.object}, which was placed before")
+        if a.stated and any(r not in (None, room) for r in self.person_room.values()):
+            raise StoryError(i, a.type, f"a stated placement needs everyone who is in a room to be "
+                             f"in the {room}: a reader could not tell who saw it")
         w = set(self.people_in(room))
         peek, dist = self._check_modifiers(a, i, w)
         self.container_room[a.container] = room
