@@ -31,7 +31,8 @@ from eval.outputs import refuse_inputs
 from exploretom.cli_args import PROPERTIES, orders_arg, properties_arg
 from exploretom.datasets.card import dataset_card, split_stats
 from exploretom.datasets.rows import add_reasoning, build_dataset, distractor_pools
-from exploretom.datasets.split import SPLITS, assign_splits, cap_per_story, select, stable_hash
+from exploretom.datasets.draws import stable_hash
+from exploretom.datasets.split import SPLITS, assign_splits, cap_per_story, select
 from exploretom.datasets.stories import Item, read_stories
 
 STATS_FILE = "export_stats.json"

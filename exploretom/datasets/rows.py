@@ -12,7 +12,7 @@ from eval.benchmarks.exploretom import choice_prompt, user_prompt
 from eval.jsonl import InputError
 from eval.rows import features as row_features
 from eval.rows import make_row
-from exploretom.datasets.split import in_share, stable_hash
+from exploretom.datasets.draws import in_share, stable_hash
 from exploretom.datasets.stories import Item, StoryIn
 from exploretom.semantics.story import parse_story
 from exploretom.semantics.trace import StoryTracer

@@ -3,25 +3,14 @@ one split, every split gets its share of every stratum, and the per-story cap, t
 share and the per-group balance are seeded, so the same inputs and seed give the same rows."""
 from __future__ import annotations
 
-import hashlib
 import random
 from collections import defaultdict
 from typing import Any, Sequence
 
+from exploretom.datasets.draws import stable_hash
 from exploretom.datasets.stories import Group, Item
 
 SPLITS = ("train", "validation", "test")
-
-
-def stable_hash(*parts: Any) -> str:
-    """A hex digest of the parts: unlike hash(), the same in every process, so seeded choices
-    repeat."""
-    return hashlib.sha256(":".join(str(p) for p in parts).encode()).hexdigest()
-
-
-def in_share(key: str, share: float) -> bool:
-    """Whether a `stable_hash` key falls in the first `share` of [0, 1): a seeded draw."""
-    return int(key[:16], 16) / 16 ** 16 < share
 
 
 def assign_splits(stories: Sequence[tuple[str, str]], fractions: Sequence[float],

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from eval.jsonl import InputError, iter_records
+from exploretom.datasets.wording import state_placements
 
 ANSWER_TYPES = ("short", "yes_no", "knowledge")
 # Fields every question needs to become a row (questions.py writes them all).
@@ -120,7 +121,6 @@ def read_stories(paths: Sequence[str | Path], text_mode: str = "structure",
             _check_question(q, f"{at}: story {sid!r}: questions[{i}]")
         max_order = max([q["order"] for q in questions] + [1])
         if stated_share and text_mode == "structure":
-            from exploretom.datasets.wording import state_placements  # it imports split, which imports us
             try:
                 rec = state_placements(rec, stated_share, seed, max_order)
             except InputError as e:

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from eval.jsonl import InputError
-from exploretom.datasets.split import in_share, stable_hash
+from exploretom.datasets.draws import in_share, stable_hash
 from exploretom.semantics.label import story_text, track
 from exploretom.semantics.questions import generate_questions
 from exploretom.semantics.story import MOVE_CONTAINER, Story, StoryFormatError, parse_story
