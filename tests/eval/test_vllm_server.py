@@ -4,14 +4,16 @@ one-line `BackendError` that quotes the end of its log. (tests/test_served_model
 model with it.)"""
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import textwrap
 import time
+import types
 
 import pytest
 
-from eval.backends import BackendError
+from eval.backends import BackendError, vllm_server
 from eval.backends.vllm_server import VLLMServer, cpu_defaults, serve_flags, with_cpu_flags
 
 HEALTH = textwrap.dedent("""\
@@ -100,3 +102,17 @@ def test_engine_options_become_the_serve_flags_of_the_same_settings():
                         "enable_chunked_prefill": False}) == [
         "--dtype", "float32", "--max-model-len", "4096", "--enable-prefix-caching",
         "--no-enable-chunked-prefill"]
+
+
+@pytest.mark.parametrize("level, expected", [("ERROR", logging.ERROR), ("", logging.NOTSET),
+                                             ("loud", logging.NOTSET)])
+def test_import_vllm_applies_the_logging_level_before_vllm_logs(monkeypatch, level, expected):
+    """vLLM's modules log while being imported, before vLLM applies VLLM_LOGGING_LEVEL: the level
+    is set on its logger first (a warning logged at import is then dropped at ERROR)."""
+    fake = types.ModuleType("vllm")
+    monkeypatch.setitem(sys.modules, "vllm", fake)
+    monkeypatch.setenv("VLLM_LOGGING_LEVEL", level)
+    logger = logging.getLogger("vllm")
+    monkeypatch.setattr(logger, "level", logging.NOTSET)
+    assert vllm_server.import_vllm() is fake
+    assert logger.level == expected

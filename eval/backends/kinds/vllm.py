@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from eval.backends import BackendError
 from eval.backends.base import Backend, Completion, Conversation, GenerationConfig, OnResult
-from eval.backends.vllm_server import CPU_ENGINE_OPTIONS, cpu_defaults
+from eval.backends.vllm_server import CPU_ENGINE_OPTIONS, cpu_defaults, import_vllm
 
 INSTALL_HINT = ("the vllm backend needs vLLM: on a GPU machine install the `vllm` extra in its own "
                 "environment (pip install -e '.[vllm]'); on CPU run `make setup-vllm` and use .venv-vllm")
@@ -66,7 +66,7 @@ class VLLMBackend(Backend):
         """`engine_options` go to `vllm.LLM` unchanged (e.g. `enable_prefix_caching`,
         `quantization`, `enforce_eager`)."""
         try:
-            import vllm
+            vllm = import_vllm()
         except ImportError:
             raise BackendError(INSTALL_HINT) from None
         import torch
