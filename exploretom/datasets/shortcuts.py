@@ -24,8 +24,8 @@ from typing import Any, Sequence
 
 from eval.benchmarks.exploretom import user_prompt
 from eval.shortcuts import SHORTCUTS, ShortcutItem, exploretom_item
-from exploretom.datasets.rows import row_meta
 from exploretom.datasets.draws import stable_hash
+from exploretom.datasets.rows import row_meta
 from exploretom.datasets.stories import Item
 
 TOLERANCE = 0.02  # each shortcut's accuracy within 2 points of the chance level
