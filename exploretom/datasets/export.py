@@ -103,6 +103,8 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--choice-sentences", f"{args.choice_sentences:g}"]
     if args.stated_placements:
         parts += ["--stated-placements", f"{args.stated_placements:g}"]
+    if getattr(args, "trace_rooms", False):
+        parts.append("--trace-rooms")
     return shlex.join(parts)
 
 
@@ -142,7 +144,7 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
     if not any(per_split.values()):
         raise InputError("no rows left after selection (check --orders and --properties)")
     for name in SPLITS:
-        add_reasoning(per_split[name])
+        add_reasoning(per_split[name], getattr(args, "trace_rooms", False))
     shortcuts = {}
     if getattr(args, "balance_shortcuts", False):  # needs the candidates add_reasoning lists
         from exploretom.datasets.shortcuts import balance
@@ -160,7 +162,8 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
                     "seed": args.seed, "max_questions_per_story": k,
                     "choice_share": args.choice_share, "choice_options": args.choice_options,
                     "choice_sentences": args.choice_sentences,
-                    "stated_placements": args.stated_placements},
+                    "stated_placements": args.stated_placements,
+                    "trace_rooms": bool(getattr(args, "trace_rooms", False))},
         "inputs": counts.per_file,
         "selection": {"lines": counts.lines, "errors": counts.errors,
                       "infilled_failed": counts.infilled_failed,
@@ -241,6 +244,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "placements as facts, 'The apple is in the box.', as ToMi and Hi-ToM do, "
                         "instead of as someone's move; everyone in the room sees it either way, "
                         "so no answer changes (default 0)")
+    p.add_argument("--trace-rooms", action="store_true",
+                   help="the rows' traces (meta.reasoning) also name each step where a person "
+                        "of the question enters or leaves a room, so that 'was elsewhere' rests "
+                        "on a line of the trace (exploretom/semantics/trace.py)")
     p.add_argument("--splits", type=_splits_arg, default=[0.8, 0.1, 0.1],
                    help="train,validation,test fractions of the stories (default 0.8,0.1,0.1)")
     p.add_argument("--seed", type=int, default=0)

@@ -11,7 +11,11 @@ heard it, ...) and states the new value for every level that changed:
     in the basket in the kitchen. Anne thinks Beth thinks the apple is in the basket in the kitchen.
 
 and it ends with the view's final value ("So Anne thinks Beth thinks ..."). Its length grows with
-the steps that changed the fact, not with the story. `exploretom.semantics.trace_check` parses a
+the steps that changed the fact, not with the story.
+
+With `room_steps` the trace also names every step where a person of the view enters or leaves a
+room ("Step 5: Anne left the kitchen. Anne left, Beth saw them leave."), so that a later "Anne was
+elsewhere" rests on a line of the trace rather than on a sentence far back in the story. `exploretom.semantics.trace_check` parses a
 trace back
 and re-derives every statement from the story with its own implementation of the rules; the
 grammar below is shared with it (the statuses, the value phrases), the derivations are not.
@@ -223,8 +227,10 @@ def _value(beliefs: dict, chain: tuple, fact: tuple) -> Any:
 class StoryTracer:
     """Replays a story once through the tracker and writes the trace of any of its questions."""
 
-    def __init__(self, actions: Sequence[Action], max_order: int = 2) -> None:
+    def __init__(self, actions: Sequence[Action], max_order: int = 2,
+                 room_steps: bool = False) -> None:
         t = Tracker(max(1, max_order))
+        self.room_steps = room_steps
         self.actions = list(actions)
         self.rooms: list[tuple[dict, dict]] = []  # everyone's room before and after each step
         self.snapshots: list[dict] = []  # the tracker's beliefs after each step
@@ -320,7 +326,8 @@ class StoryTracer:
         upto = q["before_action"] if q["kind"] == "memory_before" else len(self.actions)
         changes = [self._changes(lv, fact) for lv in levels]
         ignored = [self._ignored(lv, fact) if lv else {} for lv in levels]
-        steps = sorted({i for ch in changes + ignored for i in ch if i < upto}
+        moves = room_changes(self.rooms, people, upto) if self.room_steps else set()
+        steps = sorted({i for ch in changes + ignored for i in ch if i < upto} | moves
                        | ({upto} if upto in self.places.get(fact[1], {}) else set()))
         lines = []
         for i in steps:
@@ -340,7 +347,7 @@ class StoryTracer:
                     claims.append(text)
             if i >= upto:  # memory_before: only the pick-up of the asked step
                 claims = self._world_claims(fact, i, upto)
-            if not claims and not (view and i in changes[0]):
+            if not claims and not (view and i in changes[0]) and i not in moves:
                 continue
             lines.append(" ".join([self._head(i, people)] + claims))
             if q["kind"] == "memory_beginning":
@@ -357,15 +364,22 @@ class StoryTracer:
         return answer_of(q, fact, self.final(tuple(view), fact))
 
 
+def room_changes(rooms: Sequence[tuple[dict, dict]], people: Sequence[str], upto: int) -> set[int]:
+    """The steps before `upto` where one of `people` changes room, given everyone's room before
+    and after each step (the steps a trace with room steps names besides the fact's changes)."""
+    return {i for i, (before, after) in enumerate(rooms[:upto])
+            if any(before.get(x) != after.get(x) for x in people)}
+
+
 def story_traces(actions: Sequence[Action], questions: Iterable[dict[str, Any]],
-                 max_order: int | None = None) -> list[str]:
+                 max_order: int | None = None, room_steps: bool = False) -> list[str]:
     """The trace of each question of one story (tracked to the highest order asked)."""
     questions = list(questions)
     order = max_order or max([q["order"] for q in questions] + [1])
-    tracer = StoryTracer(actions, order)
+    tracer = StoryTracer(actions, order, room_steps)
     return [tracer.trace(q) for q in questions]
 
 
-__all__ = ["StoryTracer", "story_traces", "status", "question_view", "view_people", "claim",
+__all__ = ["StoryTracer", "story_traces", "room_changes", "status", "question_view", "view_people", "claim",
            "value_phrase", "unknown_phrase", "place_phrase", "conclusion", "answer_of",
            "ignores", "knows_current", "knows_gone", "STATUSES"]

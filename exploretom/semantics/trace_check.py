@@ -4,7 +4,10 @@ statement.
 `check_trace` reads the trace's statements (the steps it names, how each person took part, the
 values it claims for the world and for each prefix of the asked chain, its conclusion), and
 accepts them only if each one is what the story implies, and if no step that changes the asked
-fact for one of those minds is missing. The answer is then read from the trace's conclusion.
+fact for one of those minds is missing. A step that changes nothing asked is accepted only where a
+person of the view enters or leaves a room (the room steps a trace may name, see
+`exploretom.semantics.trace`), with no claim and each person's part stated right. The answer is
+then read from the trace's conclusion.
 
 What the story implies is computed by `exploretom.semantics.replay.Replay`, a second implementation
 of the
@@ -20,7 +23,8 @@ from exploretom.semantics.render import short_clause, the
 from exploretom.semantics.replay import OPEN, Chain, Replay
 from exploretom.semantics.story import ENTER, LEAVE, MOVE_ROOM, Action
 from exploretom.semantics.trace import (STATUSES, answer_of, knows_current, knows_gone,
-                                        memory_value, question_view, status, view_people)
+                                        memory_value, question_view, room_changes, status,
+                                        view_people)
 
 
 class TraceError(ValueError):
@@ -303,8 +307,17 @@ def _derive(trace: str, replay: Replay, q: dict[str, Any], view: Chain, fact: tu
         if sorted(map(repr, s_claims)) != sorted(map(repr, claims)):
             raise TraceError(f"step {i + 1}: the trace claims {s_claims}, the story gives "
                              f"{claims}")
-    if said:
-        raise TraceError(f"step {min(said) + 1} changes nothing that is asked")
+    names = view_people(view, fact)
+    upto = q["before_action"] if q["kind"] == "memory_before" else len(replay.actions)
+    moves = room_changes(replay.presence, names, upto)
+    for i, (_, s_statuses, s_pickups, s_claims) in sorted(said.items()):
+        if i not in moves or s_pickups or s_claims:
+            raise TraceError(f"step {i + 1} changes nothing that is asked")
+        before, after = replay.presence[i]
+        statuses = [(x, status(replay.actions[i], x, before, after)) for x in names]
+        if s_statuses != statuses:
+            raise TraceError(f"step {i + 1}: the trace says {s_statuses}, the story gives "
+                             f"{statuses}")
     chain, value = got["conclusion"]
     if q["kind"] in ("memory_beginning", "memory_before"):
         expected = memory_value(replay.world_places[q["thing"]], q)
