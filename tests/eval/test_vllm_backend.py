@@ -93,3 +93,19 @@ def test_a_suite_run_with_vllm_matches_the_hf_run(sharp_model, tmp_path, monkeyp
         samples[kind] = [json.loads(line) for line in (out / "samples" / "tomi.jsonl").read_text().splitlines()]
     texts = {kind: {s["id"]: s["response"] for s in rows} for kind, rows in samples.items()}
     assert texts["vllm"] == texts["hf"] and len(texts["hf"]) == 6
+
+
+def test_vllm_logging_level_holds_from_interpreter_start():
+    """vLLM's CPU build spawns its engine processes, which import vLLM (and log its Triton check)
+    before it configures its loggers: the .pth line `make setup-vllm` installs applies
+    VLLM_LOGGING_LEVEL at every interpreter start of the environment, so ERROR silences it."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import logging, vllm.triton_utils; print(logging.getLogger('vllm').level)"
+    env = {**os.environ, "VLLM_LOGGING_LEVEL": "error"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "40", done.stderr
+    assert "Triton" not in done.stderr
