@@ -205,7 +205,7 @@ def markdown(tables: dict[str, dict[str, dict[str, Any]]]) -> str:
     for label, benches in tables.items():
         for bench, t in benches.items():
             out.append(f"| {label} | {bench} | " + " | ".join(_fmt(t[c]) for c in cols) + " |")
-            if "presence_claims" in t:
+            if t.get("step_lines"):
                 parts = ", ".join(f"{p} {v['right']:g}% of {v['n']}" if v["right"] is not None
                                   else f"{p} -" for p, v in t["presence_right_by_part"].items())
                 presence.append(f"| {label} | {t['step_lines']} | {_fmt(t['made_up_steps'])} | "

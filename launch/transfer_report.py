@@ -21,7 +21,9 @@ ToMi, Hi-ToM and our ExploreToM rows are also split by question kind (true / fal
 order, reality, memory) with the shortcut baselines beside each row (`eval.shortcut_report`): what
 a reader that always answers the last, first or most mentioned container, or the true place,
 would score, and per checkpoint the share of its answers equal to each and its most frequent
-answer (summary.json: `benchmarks.<name>.shortcuts`).
+answer (summary.json: `benchmarks.<name>.shortcuts`). Where a checkpoint thinks before it
+answers, "What the thinks hold" says whether the thinking collapsed or looped, and how often its
+claims of who was in the room are true on ToMi (`eval.think_report`; summary.json: `thinks`).
 """
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ from eval.selection import item_of  # noqa: E402
 from eval.shortcut_report import INTRO as SHORTCUT_INTRO  # noqa: E402
 from eval.shortcut_report import markdown_table as shortcut_table  # noqa: E402
 from eval.shortcut_report import run_samples, table_of_runs  # noqa: E402
+from eval.think_report import markdown as think_markdown  # noqa: E402
+from eval.think_report import run_tables as think_tables  # noqa: E402
 from eval.stats import paired_bootstrap, wilson  # noqa: E402
 
 CHECKPOINTS = ("base", "sft", "grpo")
@@ -312,6 +316,14 @@ def markdown(s: dict[str, Any], facts: list[str]) -> str:
         for name in shortcut_names:
             lines += [f"### {display(name)}", "",
                       *shortcut_table(s["benchmarks"][name]["shortcuts"], ckpts), ""]
+    thinks = s.get("thinks") or {}
+    if any((t.get("think") or 0) > 0 for per in thinks.values() for t in per.values()):
+        lines += ["", "## What the thinks hold", "",
+                  "In percent of the replies (`python -m eval.think_report`, docs/eval.md): a "
+                  "collapsed think is empty or repeats another item's word for word; an unclosed "
+                  "one was cut at the token limit. On ToMi, the think's claims of who was in the "
+                  "room at each step it names, checked against the story.", "",
+                  think_markdown(thinks)]
     lines += ["", "## How the replies were read", "",
               "Share of replies read by their answer tags / by the fallback for untagged replies "
               "/ not at all (scored wrong, counted apart); the most-chosen option position and "
@@ -351,6 +363,7 @@ def build(out: Path, checkpoints: tuple[str, ...] = CHECKPOINTS,
         if name in s["benchmarks"]:
             s["benchmarks"][name]["shortcuts"] = groups
             s["benchmarks"][name]["kinds"] = belief_kinds(groups, list(runs))
+    s["thinks"] = {c: think_tables(out / "eval" / c)[1] for c in runs}
     rep = out / "report"
     rep.mkdir(parents=True, exist_ok=True)
     plot_transfer(s, rep / "transfer.png")

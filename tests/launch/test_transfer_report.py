@@ -89,3 +89,23 @@ def test_a_goal_that_is_not_name_equals_points_is_one_error_line(capsys):
     with pytest.raises(SystemExit):
         transfer_report.main(["--out", "x", "--goal", "tomi"])
     assert "--goal takes NAME=POINTS (e.g. tomi=15), got 'tomi'" in capsys.readouterr().err
+
+
+def test_the_thinks_section_appears_only_where_a_checkpoint_thinks():
+    from eval.think_report import think_table
+
+    story = "Anna entered the den.\nThe key is in the box.\nAnna exited the den."
+    prompt = [{"role": "user", "content": f"Story:\n{story}\n\nQuestion: Where is the key?"}]
+    said = "<think>Step 2: The key is in the box. Anna saw it.\nSo ...</think><answer>box</answer>"
+    s = {"checkpoints": ["base", "sft"], "benchmarks": {},
+         "goals": {"final": "sft", "against": "base", "gains": {}, "fell": [], "met": False},
+         "thinks": {"base": {"tomi": think_table([{"id": "1", "prompt": prompt,
+                                                    "response": "box", "correct": True}], "tomi")},
+                    "sft": {"tomi": think_table([{"id": "1", "prompt": prompt, "response": said,
+                                                   "correct": True}], "tomi")}}}
+    md = transfer_report.markdown(s, [])
+    assert "## What the thinks hold" in md
+    assert "| sft | tomi | 1 | 100 | 0 | 0 | 0 | 100 | - |" in md
+    assert "| sft | 1 | 0 | 0 | 1 | 100 | saw it 100% of 1 |" in md
+    s["thinks"]["sft"] = s["thinks"]["base"]
+    assert "What the thinks hold" not in transfer_report.markdown(s, [])
