@@ -105,6 +105,8 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--stated-placements", f"{args.stated_placements:g}"]
     if getattr(args, "trace_rooms", False):
         parts.append("--trace-rooms")
+    if getattr(args, "short_traces", False):
+        parts.append("--short-traces")
     return shlex.join(parts)
 
 
@@ -144,7 +146,8 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
     if not any(per_split.values()):
         raise InputError("no rows left after selection (check --orders and --properties)")
     for name in SPLITS:
-        add_reasoning(per_split[name], getattr(args, "trace_rooms", False))
+        add_reasoning(per_split[name], getattr(args, "trace_rooms", False),
+                      getattr(args, "short_traces", False))
     shortcuts = {}
     if getattr(args, "balance_shortcuts", False):  # needs the candidates add_reasoning lists
         from exploretom.datasets.shortcuts import balance
@@ -163,7 +166,8 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
                     "choice_share": args.choice_share, "choice_options": args.choice_options,
                     "choice_sentences": args.choice_sentences,
                     "stated_placements": args.stated_placements,
-                    "trace_rooms": bool(getattr(args, "trace_rooms", False))},
+                    "trace_rooms": bool(getattr(args, "trace_rooms", False)),
+                    "short_traces": bool(getattr(args, "short_traces", False))},
         "inputs": counts.per_file,
         "selection": {"lines": counts.lines, "errors": counts.errors,
                       "infilled_failed": counts.infilled_failed,
@@ -248,6 +252,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the rows' traces (meta.reasoning) also name each step where a person "
                         "of the question enters or leaves a room, so that 'was elsewhere' rests "
                         "on a line of the trace (exploretom/semantics/trace.py)")
+    p.add_argument("--short-traces", action="store_true",
+                   help="the rows' traces keep only the decisive steps: the last one that changed "
+                        "the asked view's value and, for a belief, the world's last change after "
+                        "it, which the view missed (with --trace-rooms, also the room steps "
+                        "between them)")
     p.add_argument("--splits", type=_splits_arg, default=[0.8, 0.1, 0.1],
                    help="train,validation,test fractions of the stories (default 0.8,0.1,0.1)")
     p.add_argument("--seed", type=int, default=0)

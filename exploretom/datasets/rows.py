@@ -77,16 +77,16 @@ def row_meta(it: Item) -> dict[str, Any]:
             **it.story.info}
 
 
-def story_tracer(story: StoryIn, room_steps: bool = False) -> StoryTracer:
+def story_tracer(story: StoryIn, room_steps: bool = False, short: bool = False) -> StoryTracer:
     """The tracker's replay of a story, to the order it was labelled at (an order-1 belief can
     depend on it: what a receiver knows of the speaker's belief decides which message wins)."""
     actions = parse_story({"id": story.id, "actions": story.info["story"]["actions"]}).actions
-    return StoryTracer(actions, story.max_order, room_steps)
+    return StoryTracer(actions, story.max_order, room_steps, short)
 
 
-def add_reasoning(items: Sequence[Item], room_steps: bool = False) -> None:
+def add_reasoning(items: Sequence[Item], room_steps: bool = False, short: bool = False) -> None:
     """Each item's trace (exploretom.semantics.trace; with `room_steps`, naming where the
-    question's people enter and leave). A stored answer the tracker no longer derives is an
+    question's people enter and leave; `short`, the decisive steps only). A stored answer the tracker no longer derives is an
     error: the file was labelled by another version of the tracker."""
     tracers: dict[str, StoryTracer] = {}
     for it in items:
@@ -94,7 +94,7 @@ def add_reasoning(items: Sequence[Item], room_steps: bool = False) -> None:
         if tracer is None:
             if len(tracers) >= 256:  # items mostly come grouped by story
                 tracers.clear()
-            tracer = tracers[it.story.id] = story_tracer(it.story, room_steps)
+            tracer = tracers[it.story.id] = story_tracer(it.story, room_steps, short)
         got = tracer.answer(it.q)
         if got != it.q["answer"]:
             raise InputError(f"story {it.story.id!r}: questions[{it.index}] "

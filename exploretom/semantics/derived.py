@@ -1,7 +1,8 @@
 """Whether a reply's reasoning derives its answer: the `derived` check of ExploreToM rows.
 
 A reply is derived when its answer is right (the outcome reward) and its think text is a
-derivation that `exploretom.semantics.trace_check` accepts: every step it names, who saw it, what
+derivation that `exploretom.semantics.trace_check` accepts, full or short (`check_short_trace`:
+the decisive steps only); for a full one: every step it names, who saw it, what
 each mind
 then holds, and its conclusion are what the story implies, no step that changes the asked fact
 is missing, and the conclusion is the gold answer. Rows whose meta carries no story (ToM-Synth,
@@ -22,7 +23,7 @@ from eval import answers
 from eval.rows import lenient_meta
 from exploretom.semantics.replay import Replay
 from exploretom.semantics.story import parse_story
-from exploretom.semantics.trace_check import TraceError, check_trace
+from exploretom.semantics.trace_check import TraceError, check_short_trace, check_trace
 
 _CACHE_STORIES = 256  # a GRPO step's completions come from a few stories, 8 generations each
 
@@ -59,7 +60,10 @@ def checked_derivation(text: str, gold: str, answer_type: str, meta: Any,
         return 0.0
     try:
         replay = (replays or Replays()).get(story["actions"], max(1, int(m["order"])))
-        return float(check_trace(think, replay, m) == gold)
+        try:
+            return float(check_trace(think, replay, m) == gold)
+        except TraceError:  # a derivation may be full or short (the decisive steps only)
+            return float(check_short_trace(think, replay, m) == gold)
     except TraceError:
         return 0.0
     except (KeyError, TypeError, ValueError):

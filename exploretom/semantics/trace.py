@@ -13,6 +13,16 @@ heard it, ...) and states the new value for every level that changed:
 and it ends with the view's final value ("So Anne thinks Beth thinks ..."). Its length grows with
 the steps that changed the fact, not with the story.
 
+With `short` the trace keeps only the decisive steps: the last step that changed the asked
+view's value (with that value alone), and for a belief the world's last change after it, which the
+view missed (with how each person took part); memory questions, and a view whose value never
+changed, keep the full trace. A false belief then reads in two lines:
+
+    Step 3: The apple is in the basket. Anne saw it. Anne thinks the apple is in the basket in
+    the kitchen.
+    Step 5: Beth moved the apple to the box. Anne was elsewhere.
+    So Anne thinks the apple is in the basket in the kitchen.
+
 With `room_steps` the trace also names every step where a person of the view enters or leaves a
 room ("Step 5: Anne left the kitchen. Anne left, Beth saw them leave."), so that a later "Anne was
 elsewhere" rests on a line of the trace rather than on a sentence far back in the story. `exploretom.semantics.trace_check` parses a
@@ -228,9 +238,9 @@ class StoryTracer:
     """Replays a story once through the tracker and writes the trace of any of its questions."""
 
     def __init__(self, actions: Sequence[Action], max_order: int = 2,
-                 room_steps: bool = False) -> None:
+                 room_steps: bool = False, short: bool = False) -> None:
         t = Tracker(max(1, max_order))
-        self.room_steps = room_steps
+        self.room_steps, self.short = room_steps, short
         self.actions = list(actions)
         self.rooms: list[tuple[dict, dict]] = []  # everyone's room before and after each step
         self.snapshots: list[dict] = []  # the tracker's beliefs after each step
@@ -315,8 +325,28 @@ class StoryTracer:
         # A room and a container question of the same mind share their trace.
         key = ("trace", q["kind"], q.get("before_action"), tuple(view), fact, q.get("state_value"))
         if key not in self._memo:
-            self._memo[key] = self._trace(q, view, fact)
+            self._memo[key] = (self._short_trace if self.short else self._trace)(q, view, fact)
         return self._memo[key]
+
+    def _short_trace(self, q: dict[str, Any], view: tuple, fact: tuple) -> str:
+        chain = tuple(view)
+        changed = self._changes(chain, fact)
+        if q["kind"] in ("memory_beginning", "memory_before") or not changed:
+            return self._trace(q, view, fact)
+        people = view_people(view, fact)
+        d = max(changed)
+        if not view and fact[0] == "loc":
+            claims = self._world_claims(fact, d, len(self.actions))
+        else:
+            claims = [sentence(claim(chain, fact, changed[d], q.get("state_value")))]
+        lines = [" ".join([self._head(d, people)] + claims)]
+        missed = [i for i in self._changes((), fact) if i > d][-1:] if view else []
+        # room steps between the decisive step and the missed one: why the view missed it
+        moves = {i for i in room_changes(self.rooms, people, missed[0]) if i > d} \
+            if self.room_steps and missed else set()
+        lines += [self._head(i, people) for i in sorted(moves | set(missed))]
+        lines.append(conclusion(q, view, fact, self.final(chain, fact)))
+        return "\n".join(lines)
 
     def _trace(self, q: dict[str, Any], view: tuple, fact: tuple) -> str:
         levels = [tuple(view[:k]) for k in range(len(view) + 1)]
@@ -372,11 +402,12 @@ def room_changes(rooms: Sequence[tuple[dict, dict]], people: Sequence[str], upto
 
 
 def story_traces(actions: Sequence[Action], questions: Iterable[dict[str, Any]],
-                 max_order: int | None = None, room_steps: bool = False) -> list[str]:
+                 max_order: int | None = None, room_steps: bool = False,
+                 short: bool = False) -> list[str]:
     """The trace of each question of one story (tracked to the highest order asked)."""
     questions = list(questions)
     order = max_order or max([q["order"] for q in questions] + [1])
-    tracer = StoryTracer(actions, order, room_steps)
+    tracer = StoryTracer(actions, order, room_steps, short)
     return [tracer.trace(q) for q in questions]
 
 

@@ -307,6 +307,14 @@ def _derive(trace: str, replay: Replay, q: dict[str, Any], view: Chain, fact: tu
         if sorted(map(repr, s_claims)) != sorted(map(repr, claims)):
             raise TraceError(f"step {i + 1}: the trace claims {s_claims}, the story gives "
                              f"{claims}")
+    _room_steps_only(said, replay, q, view, fact)
+    return _concluded(got, replay, q, view, fact)
+
+
+def _room_steps_only(said: dict[int, tuple], replay: Replay, q: dict[str, Any], view: Chain,
+                     fact: tuple) -> None:
+    """The steps a trace names beyond those it must: each must be a room step of the view (a
+    person of it enters or leaves) with every part right and no claim."""
     names = view_people(view, fact)
     upto = q["before_action"] if q["kind"] == "memory_before" else len(replay.actions)
     moves = room_changes(replay.presence, names, upto)
@@ -318,6 +326,11 @@ def _derive(trace: str, replay: Replay, q: dict[str, Any], view: Chain, fact: tu
         if s_statuses != statuses:
             raise TraceError(f"step {i + 1}: the trace says {s_statuses}, the story gives "
                              f"{statuses}")
+
+
+def _concluded(got: dict[str, Any], replay: Replay, q: dict[str, Any], view: Chain,
+               fact: tuple) -> Any:
+    """The trace's concluded value, once it is the view's value in the story."""
     chain, value = got["conclusion"]
     if q["kind"] in ("memory_beginning", "memory_before"):
         expected = memory_value(replay.world_places[q["thing"]], q)
@@ -327,6 +340,48 @@ def _derive(trace: str, replay: Replay, q: dict[str, Any], view: Chain, fact: tu
         raise TraceError(f"the conclusion is {chain}: {value!r}, the story gives "
                          f"{tuple(view)}: {expected!r}")
     return value
+
+
+def check_short_trace(trace: str, replay: Replay, q: dict[str, Any]) -> str:
+    """The answer a short trace (`StoryTracer(..., short=True)`) derives: the last step that
+    changed the view's value must be named with that value (and only the view's claim), and for
+    a belief the world's last change after it, which the view missed, with each person's part and
+    no claim; room steps of the view are allowed. Memory questions, and views whose value never
+    changed, are checked as full traces."""
+    view, fact = question_view(q, replay.state_type_of)
+    chain = tuple(view)
+    changed = replay.changes(chain, fact)
+    if q["kind"] in ("memory_beginning", "memory_before") or not changed:
+        return check_trace(trace, replay, q)
+    got = read_trace(trace, replay, q)
+    said = {s[0]: s for s in got["steps"]}
+    if [s[0] for s in got["steps"]] != sorted(said):
+        raise TraceError("steps are not in story order, or one is named twice")
+    full = {s[0]: s for s in _expected_steps(replay, q, view, fact)}
+    d = max(changed)
+    if d not in said:
+        raise TraceError(f"step {d + 1} last changes what is asked and is missing")
+    _, statuses, pickups, claims = said.pop(d)
+    _, w_statuses, w_pickups, w_claims = full[d]
+    if statuses != w_statuses:
+        raise TraceError(f"step {d + 1}: the trace says {statuses}, the story gives {w_statuses}")
+    if pickups != (w_pickups if not view else []):
+        raise TraceError(f"step {d + 1}: where the object first lay is wrong")
+    want = [c for c in w_claims if c[0] == chain]
+    if sorted(map(repr, claims)) != sorted(map(repr, want)):
+        raise TraceError(f"step {d + 1}: the trace claims {claims}, the story gives {want}")
+    missed = [i for i in replay.changes((), fact) if i > d][-1:] if view else []
+    for i in missed:
+        if i not in said:
+            raise TraceError(f"step {i + 1} changes the world after step {d + 1} and is missing")
+        _, statuses, pickups, claims = said.pop(i)
+        if statuses != full[i][1]:
+            raise TraceError(f"step {i + 1}: the trace says {statuses}, the story gives "
+                             f"{full[i][1]}")
+        if pickups or claims:
+            raise TraceError(f"step {i + 1}: a short trace claims nothing at the step it missed")
+    _room_steps_only(said, replay, q, view, fact)
+    return answer_of(q, fact, _concluded(got, replay, q, view, fact))
 
 
 def check_story(actions: Sequence[Action], questions: Sequence[dict[str, Any]],
@@ -344,4 +399,5 @@ def check_story(actions: Sequence[Action], questions: Sequence[dict[str, Any]],
     return out
 
 
-__all__ = ["Replay", "TraceError", "check_trace", "check_story", "read_trace"]
+__all__ = ["Replay", "TraceError", "check_trace", "check_short_trace", "check_story",
+           "read_trace"]

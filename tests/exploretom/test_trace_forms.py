@@ -1,9 +1,13 @@
-"""Traces with room steps (`StoryTracer(..., room_steps=True)`, `export --trace-rooms`).
+"""Two trace forms beside the full one: room steps (`StoryTracer(..., room_steps=True)`,
+`export --trace-rooms`) and short traces (`short=True`, `export --short-traces`).
 
 A plain trace says "Hunter was elsewhere" at a move without saying why; the reason (Hunter left
 at step 5) sits in the story, maybe far back. A trace with room steps also names each step where
 a person of the question enters or leaves, so each presence claim rests on an earlier line of
 the trace. The checker accepts such a step only with every person's part right and no claim.
+
+A short trace keeps the decisive steps only (the last change of the asked view's value, the
+world's last change the view missed) and is checked by `check_short_trace`.
 """
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ from exploretom.semantics.questions import generate_questions
 from exploretom.semantics.replay import Replay
 from exploretom.semantics.story import parse_story
 from exploretom.semantics.trace import StoryTracer, story_traces
-from exploretom.semantics.trace_check import TraceError, check_story, check_trace
+from exploretom.semantics.trace_check import (TraceError, check_short_trace, check_story,
+                                              check_trace)
 
 # ToMi's shape: two people in one room, a placement, a move seen by both, then one leaves.
 BATHROOM = (enter("Jayden", "bathroom"), enter("Hunter", "bathroom"),
@@ -32,10 +37,11 @@ BATHROOM_FB = (enter("Jayden", "bathroom"), enter("Hunter", "bathroom"),
                put("Jayden", "banana", "green bathtub"))
 
 
-def traces_of(actions, room_steps, max_order=2):
+def traces_of(actions, room_steps, max_order=2, short=False):
     st = parse_story({"id": "t", "actions": list(actions)})
     qs = label_story(st, max_order)["questions"]
-    return qs, story_traces(st.actions, qs, max_order, room_steps), Replay(st.actions, max_order)
+    return (qs, story_traces(st.actions, qs, max_order, room_steps, short),
+            Replay(st.actions, max_order))
 
 
 def find(qs, traces, question):
@@ -126,6 +132,85 @@ def test_every_question_of_sampled_stories_checks_with_room_steps():
     assert n_q > 4000 and with_moves > n_q // 4
 
 
+def test_a_short_false_belief_reads_in_two_steps():
+    qs, traces, replay = traces_of(BATHROOM_FB, room_steps=False, short=True)
+    q, tr = find(qs, traces, HUNTER)
+    assert tr == (
+        "Step 3: Jayden moved the banana to the red bathtub. Hunter saw it. Hunter thinks the "
+        "banana is in the red bathtub in the bathroom.\n"
+        "Step 5: Jayden moved the banana to the green bathtub. Hunter was elsewhere.\n"
+        "So Hunter thinks the banana is in the red bathtub in the bathroom.")
+    assert check_short_trace(tr, replay, q) == "red bathtub"
+    with pytest.raises(TraceError):  # a short trace is not a full one: Jayden's step 4 is not
+        check_trace(find(*traces_of(BATHROOM_FB, False, short=True)[:2], SECOND)[1], replay,
+                    find(qs, traces, SECOND)[0])
+    _, roomed, _ = traces_of(BATHROOM_FB, room_steps=True, short=True)
+    assert find(qs, roomed, HUNTER)[1].split("\n")[1] == "Step 4: Hunter left the bathroom. Hunter left."
+    # a true belief: the last move Hunter saw decides it, nothing was missed
+    qs, traces, replay = traces_of(BATHROOM, room_steps=False, short=True)
+    q, tr = find(qs, traces, SECOND)
+    assert tr == (
+        "Step 4: Jayden moved the banana to the green bathtub. Hunter saw it, Jayden did it. "
+        "Hunter thinks Jayden thinks the banana is in the green bathtub in the bathroom.\n"
+        "So Hunter thinks Jayden thinks the banana is in the green bathtub in the bathroom.")
+    assert check_short_trace(tr, replay, q) == "green bathtub"
+
+
+def test_the_short_checker_refuses_a_stale_or_incomplete_short_trace():
+    qs, traces, replay = traces_of(BATHROOM_FB, room_steps=False, short=True)
+    q, tr = find(qs, traces, HUNTER)
+    first, missed, last = tr.split("\n")
+    with pytest.raises(TraceError, match="step 5 changes the world after step 3 and is missing"):
+        check_short_trace(f"{first}\n{last}", replay, q)
+    with pytest.raises(TraceError, match="step 5: the trace says"):
+        check_short_trace(tr.replace("Hunter was elsewhere", "Hunter saw it"), replay, q)
+    with pytest.raises(TraceError, match="step 3: the trace claims"):
+        check_short_trace(tr.replace("Hunter thinks the banana is in the red bathtub in the "
+                                     "bathroom.\nStep", "Hunter thinks the banana is in the "
+                                     "green bathtub in the bathroom.\nStep"), replay, q)
+    with pytest.raises(TraceError, match="the conclusion"):
+        check_short_trace(tr.replace("So Hunter thinks the banana is in the red",
+                                     "So Hunter thinks the banana is in the green"), replay, q)
+    # Jayden's view last changed at step 5: naming the stale step 3 instead is refused
+    qj, trj = find(qs, traces, "In which container will Jayden search for the banana?")
+    stale = ("Step 3: Jayden moved the banana to the red bathtub. Jayden did it. Jayden thinks "
+             "the banana is in the red bathtub in the bathroom.\n"
+             "So Jayden thinks the banana is in the green bathtub in the bathroom.")
+    with pytest.raises(TraceError, match="step 5 last changes what is asked and is missing"):
+        check_short_trace(stale, replay, qj)
+    assert check_short_trace(trj, replay, qj) == "green bathtub"
+
+
+def test_every_question_of_sampled_stories_checks_as_a_short_trace():
+    rng = random.Random(23)
+    n_q = shorter = 0
+    for k in range(300):
+        aset = list(ACTION_SETS)[k % len(ACTION_SETS)]
+        cond = Conditions(aset, 2 + k % 2, 3, 2, 8 + k % 9, asymmetric=k % 2 == 0)
+        st, _ = sample_story(cond, rng, k, max_order=3, constrained=k % 3 != 0)
+        replay, plain = Replay(st.actions, 3), StoryTracer(st.actions, 3)
+        tracers = [StoryTracer(st.actions, 3, rooms, short=True) for rooms in (False, True)]
+        for q in generate_questions(plain.tracker):
+            for tracer in tracers:
+                tr = tracer.trace(q)
+                assert check_short_trace(tr, replay, q) == q["answer"], (k, q["question"], tr)
+            n_q += 1
+            shorter += len(tracers[0].trace(q)) < len(plain.trace(q))
+    assert n_q > 3000 and shorter > n_q // 4
+
+
+def test_derived_accepts_a_short_derivation():
+    from exploretom.semantics.derived import checked_derivation
+
+    qs, traces, _ = traces_of(BATHROOM_FB, room_steps=False, short=True)
+    q, tr = find(qs, traces, HUNTER)
+    meta = {**q, "story": {"actions": json.loads(json.dumps(list(BATHROOM_FB)))}}
+    reply = f"<think>{tr}</think><answer>red bathtub</answer>"
+    assert checked_derivation(reply, "red bathtub", "short", meta) == 1.0
+    bad = reply.replace("Hunter was elsewhere", "Hunter saw it")
+    assert checked_derivation(bad, "red bathtub", "short", meta) == 0.0
+
+
 def test_export_trace_rooms(tmp_path):
     from datasets import load_from_disk
 
@@ -152,3 +237,18 @@ def test_export_trace_rooms(tmp_path):
     assert longer > len(rooms) // 4
     stats = json.loads((tmp_path / "rooms" / "export_stats.json").read_text())
     assert stats["options"]["trace_rooms"] is True and "--trace-rooms" in stats["command"]
+    assert cli_main(["export", str(src), "-o", str(tmp_path / "short"), "--short-traces",
+                     "--trace-rooms"]) == 0
+    short = load_from_disk(str(tmp_path / "short"))["train"]
+    assert short["answer"] == plain["answer"]
+    shorter = 0
+    for a, b in zip(plain, short):
+        meta = json.loads(b["meta"])
+        rec = by_id[meta["story_id"]]
+        replay = Replay(parse_story({"id": 0, "actions": rec["actions"]}).actions, 2)
+        q = rec["questions"][meta["question_index"]]
+        assert check_short_trace(meta["reasoning"], replay, q) == b["answer"]
+        shorter += len(meta["reasoning"]) < len(json.loads(a["meta"])["reasoning"])
+    assert shorter > len(short) // 4
+    stats = json.loads((tmp_path / "short" / "export_stats.json").read_text())
+    assert stats["options"]["short_traces"] is True and "--short-traces" in stats["command"]
