@@ -86,8 +86,9 @@ def story_tracer(story: StoryIn, room_steps: bool = False, short: bool = False) 
 
 def add_reasoning(items: Sequence[Item], room_steps: bool = False, short: bool = False) -> None:
     """Each item's trace (exploretom.semantics.trace; with `room_steps`, naming where the
-    question's people enter and leave; `short`, the decisive steps only). A stored answer the tracker no longer derives is an
-    error: the file was labelled by another version of the tracker."""
+    question's people enter and leave; `short`, the decisive steps only). A stored answer the
+    tracker no longer derives is an error: the file was labelled by another version of the
+    tracker."""
     tracers: dict[str, StoryTracer] = {}
     for it in items:
         tracer = tracers.get(it.story.id)

@@ -411,6 +411,7 @@ def story_traces(actions: Sequence[Action], questions: Iterable[dict[str, Any]],
     return [tracer.trace(q) for q in questions]
 
 
-__all__ = ["StoryTracer", "story_traces", "room_changes", "status", "question_view", "view_people", "claim",
+__all__ = ["StoryTracer", "story_traces", "room_changes", "status", "question_view", "view_people",
+           "claim",
            "value_phrase", "unknown_phrase", "place_phrase", "conclusion", "answer_of",
            "ignores", "knows_current", "knows_gone", "STATUSES"]
