@@ -96,16 +96,17 @@ def test_a_suite_run_with_vllm_matches_the_hf_run(sharp_model, tmp_path, monkeyp
 
 
 def test_vllm_logging_level_holds_from_interpreter_start():
-    """vLLM's CPU build spawns its engine processes, which import vLLM (and log its Triton check)
-    before it configures its loggers: the .pth line `make setup-vllm` installs applies
-    VLLM_LOGGING_LEVEL at every interpreter start of the environment, so ERROR silences it."""
+    """vLLM's CPU build spawns its engine processes, which import vLLM (and log its Triton check,
+    a warning of a `vllm.*` logger) before it configures its loggers: the .pth line `make
+    setup-vllm` installs applies VLLM_LOGGING_LEVEL to the `vllm` logger at every interpreter start
+    of the environment, before anything is imported, so ERROR silences it. (Importing vLLM here
+    to see the line go would cost 15 s of the suite; E5's evaluation log had none.)"""
     import os
     import subprocess
     import sys
 
-    code = "import logging, vllm.triton_utils; print(logging.getLogger('vllm').level)"
+    code = "import logging, sys; print(logging.getLogger('vllm').level, 'vllm' in sys.modules)"
     env = {**os.environ, "VLLM_LOGGING_LEVEL": "error"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0 and done.stdout.strip() == "40", done.stderr
-    assert "Triton" not in done.stderr
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.split() == ["40", "False"], done.stderr
