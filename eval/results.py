@@ -27,7 +27,9 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
+
+from eval.jsonl import InputError, read_jsonl
 
 SCHEMA_VERSION = 1
 
@@ -65,6 +67,24 @@ def load_results(path: str | Path) -> dict[str, Any]:
             raise ResultsError(f"{path}: field 'benchmarks.{name}.score': expected a number, got {score!r}")
     data["_path"] = str(path)
     return data
+
+
+def read_samples(folder: str | Path, names: Collection[str] | None = None
+                 ) -> tuple[str, dict[str, list[dict[str, Any]]]]:
+    """(label, benchmark -> its per-sample lines) of an `eval run` output folder, for the
+    benchmarks among `names` (all when None); a samples file the results name but the folder
+    lacks is an InputError."""
+    folder = Path(folder)
+    results = load_results(folder)
+    out = {}
+    for name, entry in results["benchmarks"].items():
+        if names is not None and name not in names:
+            continue
+        path = folder / entry.get("samples_file", f"samples/{name}.jsonl")
+        if not path.is_file():
+            raise InputError(f"{path}: missing (the samples of {name})")
+        out[name] = list(read_jsonl(path))
+    return results.get("label") or folder.name, out
 
 
 def label_of(results: dict[str, Any]) -> str:

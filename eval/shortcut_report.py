@@ -26,8 +26,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from eval.jsonl import InputError, read_jsonl
-from eval.results import load_results
+from eval.jsonl import InputError
+from eval.results import read_samples
 from eval.shortcuts import BENCHMARKS, KINDS, SHORTCUTS, ShortcutItem, answered_place, item
 
 LABELS = {"last": "last", "first": "first", "most_named": "most named", "true_place": "true place"}
@@ -112,17 +112,7 @@ def table_of_rows(benchmark: str, rows: Iterable[dict[str, Any]]) -> dict[str, A
 def run_samples(folder: Path) -> tuple[str, dict[str, list[dict[str, Any]]]]:
     """(label, benchmark -> sample lines) of an `eval run` output, for the benchmarks that have
     a shortcut reader."""
-    results = load_results(folder)
-    label = results.get("label") or folder.name
-    out = {}
-    for name, entry in results["benchmarks"].items():
-        if name not in BENCHMARKS:
-            continue
-        path = folder / entry.get("samples_file", f"samples/{name}.jsonl")
-        if not path.is_file():
-            raise InputError(f"{path}: missing (the samples of {name})")
-        out[name] = list(read_jsonl(path))
-    return label, out
+    return read_samples(folder, BENCHMARKS)
 
 
 def table_of_runs(runs: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, dict[str, Any]]:

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from eval.answers import think_text
-from eval.jsonl import InputError, read_jsonl
-from eval.results import load_results
+from eval.jsonl import InputError
+from eval.results import read_samples
 from eval.shortcuts import story_of
 
 STEP = re.compile(r"^Step \d+: (.+?)\. (.+?)\.?$")
@@ -180,16 +180,14 @@ def think_table(lines: Sequence[dict[str, Any]], benchmark: str) -> dict[str, An
     return out
 
 
+def tables_of(samples: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """The figures of each benchmark of one run, from its sample lines."""
+    return {name: think_table(lines, name) for name, lines in samples.items()}
+
+
 def run_tables(folder: Path) -> tuple[str, dict[str, dict[str, Any]]]:
-    results = load_results(folder)
-    label = results.get("label") or folder.name
-    out = {}
-    for name, entry in results["benchmarks"].items():
-        path = folder / entry.get("samples_file", f"samples/{name}.jsonl")
-        if not path.is_file():
-            raise InputError(f"{path}: missing (the samples of {name})")
-        out[name] = think_table(list(read_jsonl(path)), name)
-    return label, out
+    label, samples = read_samples(folder)
+    return label, tables_of(samples)
 
 
 def _fmt(x: Any) -> str:

@@ -41,13 +41,14 @@ from report_plots import plot_transfer  # noqa: E402
 from eval.jsonl import InputError, read_jsonl  # noqa: E402
 from eval.paths import describe_error  # noqa: E402
 from eval.report import display  # noqa: E402
-from eval.results import load_results  # noqa: E402
+from eval.results import load_results, read_samples  # noqa: E402
 from eval.selection import item_of  # noqa: E402
 from eval.shortcut_report import INTRO as SHORTCUT_INTRO  # noqa: E402
 from eval.shortcut_report import markdown_table as shortcut_table  # noqa: E402
-from eval.shortcut_report import run_samples, table_of_runs  # noqa: E402
+from eval.shortcut_report import BENCHMARKS as SHORTCUT_BENCHMARKS  # noqa: E402
+from eval.shortcut_report import table_of_runs  # noqa: E402
 from eval.think_report import markdown as think_markdown  # noqa: E402
-from eval.think_report import run_tables as think_tables  # noqa: E402
+from eval.think_report import tables_of as think_tables  # noqa: E402
 from eval.stats import paired_bootstrap, wilson  # noqa: E402
 
 CHECKPOINTS = ("base", "sft", "grpo")
@@ -358,12 +359,14 @@ def build(out: Path, checkpoints: tuple[str, ...] = CHECKPOINTS,
         raise ReportError(f"{out / 'eval'}: need results of at least two of "
                           f"{', '.join(checkpoints)} (eval run -o {out / 'eval'}/<checkpoint>)")
     s = summarise(runs, goal_points)
-    kinds = table_of_runs({c: run_samples(out / "eval" / c)[1] for c in runs})
+    samples = {c: read_samples(out / "eval" / c)[1] for c in runs}  # read once, used twice
+    kinds = table_of_runs({c: {n: lines for n, lines in per.items() if n in SHORTCUT_BENCHMARKS}
+                           for c, per in samples.items()})
     for name, groups in kinds.items():
         if name in s["benchmarks"]:
             s["benchmarks"][name]["shortcuts"] = groups
             s["benchmarks"][name]["kinds"] = belief_kinds(groups, list(runs))
-    s["thinks"] = {c: think_tables(out / "eval" / c)[1] for c in runs}
+    s["thinks"] = {c: think_tables(per) for c, per in samples.items()}
     rep = out / "report"
     rep.mkdir(parents=True, exist_ok=True)
     plot_transfer(s, rep / "transfer.png")
