@@ -25,10 +25,11 @@ changed, keep the full trace. A false belief then reads in two lines:
 
 With `room_steps` the trace also names every step where a person of the view enters or leaves a
 room ("Step 5: Anne left the kitchen. Anne left, Beth saw them leave."), so that a later "Anne was
-elsewhere" rests on a line of the trace rather than on a sentence far back in the story. `exploretom.semantics.trace_check` parses a
-trace back
-and re-derives every statement from the story with its own implementation of the rules; the
-grammar below is shared with it (the statuses, the value phrases), the derivations are not.
+elsewhere" rests on a line of the trace rather than on a sentence far back in the story.
+
+`exploretom.semantics.trace_check` parses a trace back and re-derives every statement from the
+story with its own implementation of the rules; the grammar below is shared with it (the
+statuses, the value phrases), the derivations are not.
 """
 from __future__ import annotations
 
@@ -412,6 +413,5 @@ def story_traces(actions: Sequence[Action], questions: Iterable[dict[str, Any]],
 
 
 __all__ = ["StoryTracer", "story_traces", "room_changes", "status", "question_view", "view_people",
-           "claim",
-           "value_phrase", "unknown_phrase", "place_phrase", "conclusion", "answer_of",
+           "claim", "value_phrase", "unknown_phrase", "place_phrase", "conclusion", "answer_of",
            "ignores", "knows_current", "knows_gone", "STATUSES"]

@@ -289,24 +289,36 @@ def check_trace(trace: str, replay: Replay, q: dict[str, Any]) -> str:
     return answer_of(q, fact, replay.memo[key])
 
 
-def _derive(trace: str, replay: Replay, q: dict[str, Any], view: Chain, fact: tuple) -> Any:
-    got = read_trace(trace, replay, q)
-    want = _expected_steps(replay, q, view, fact)
+def _steps_said(got: dict[str, Any]) -> dict[int, tuple]:
+    """The trace's steps by story index, once they are in story order and each named once."""
     said = {s[0]: s for s in got["steps"]}
     if [s[0] for s in got["steps"]] != sorted(said):
         raise TraceError("steps are not in story order, or one is named twice")
+    return said
+
+
+def _same_parts(i: int, said: list, story: list) -> None:
+    if said != story:
+        raise TraceError(f"step {i + 1}: the trace says {said}, the story gives {story}")
+
+
+def _same_claims(i: int, said: list, story: list) -> None:
+    if sorted(map(repr, said)) != sorted(map(repr, story)):
+        raise TraceError(f"step {i + 1}: the trace claims {said}, the story gives {story}")
+
+
+def _derive(trace: str, replay: Replay, q: dict[str, Any], view: Chain, fact: tuple) -> Any:
+    got = read_trace(trace, replay, q)
+    want = _expected_steps(replay, q, view, fact)
+    said = _steps_said(got)
     for i, statuses, pickups, claims in want:
         if i not in said:
             raise TraceError(f"step {i + 1} changes what is asked and is missing")
         _, s_statuses, s_pickups, s_claims = said.pop(i)
-        if s_statuses != statuses:
-            raise TraceError(f"step {i + 1}: the trace says {s_statuses}, the story gives "
-                             f"{statuses}")
+        _same_parts(i, s_statuses, statuses)
         if s_pickups != pickups:
             raise TraceError(f"step {i + 1}: where the object first lay is wrong")
-        if sorted(map(repr, s_claims)) != sorted(map(repr, claims)):
-            raise TraceError(f"step {i + 1}: the trace claims {s_claims}, the story gives "
-                             f"{claims}")
+        _same_claims(i, s_claims, claims)
     _room_steps_only(said, replay, q, view, fact)
     return _concluded(got, replay, q, view, fact)
 
@@ -322,10 +334,8 @@ def _room_steps_only(said: dict[int, tuple], replay: Replay, q: dict[str, Any], 
         if i not in moves or s_pickups or s_claims:
             raise TraceError(f"step {i + 1} changes nothing that is asked")
         before, after = replay.presence[i]
-        statuses = [(x, status(replay.actions[i], x, before, after)) for x in names]
-        if s_statuses != statuses:
-            raise TraceError(f"step {i + 1}: the trace says {s_statuses}, the story gives "
-                             f"{statuses}")
+        _same_parts(i, s_statuses, [(x, status(replay.actions[i], x, before, after))
+                                    for x in names])
 
 
 def _concluded(got: dict[str, Any], replay: Replay, q: dict[str, Any], view: Chain,
@@ -354,30 +364,23 @@ def check_short_trace(trace: str, replay: Replay, q: dict[str, Any]) -> str:
     if q["kind"] in ("memory_beginning", "memory_before") or not changed:
         return check_trace(trace, replay, q)
     got = read_trace(trace, replay, q)
-    said = {s[0]: s for s in got["steps"]}
-    if [s[0] for s in got["steps"]] != sorted(said):
-        raise TraceError("steps are not in story order, or one is named twice")
+    said = _steps_said(got)
     full = {s[0]: s for s in _expected_steps(replay, q, view, fact)}
     d = max(changed)
     if d not in said:
         raise TraceError(f"step {d + 1} last changes what is asked and is missing")
     _, statuses, pickups, claims = said.pop(d)
     _, w_statuses, w_pickups, w_claims = full[d]
-    if statuses != w_statuses:
-        raise TraceError(f"step {d + 1}: the trace says {statuses}, the story gives {w_statuses}")
+    _same_parts(d, statuses, w_statuses)
     if pickups != (w_pickups if not view else []):
         raise TraceError(f"step {d + 1}: where the object first lay is wrong")
-    want = [c for c in w_claims if c[0] == chain]
-    if sorted(map(repr, claims)) != sorted(map(repr, want)):
-        raise TraceError(f"step {d + 1}: the trace claims {claims}, the story gives {want}")
+    _same_claims(d, claims, [c for c in w_claims if c[0] == chain])
     missed = [i for i in replay.changes((), fact) if i > d][-1:] if view else []
     for i in missed:
         if i not in said:
             raise TraceError(f"step {i + 1} changes the world after step {d + 1} and is missing")
         _, statuses, pickups, claims = said.pop(i)
-        if statuses != full[i][1]:
-            raise TraceError(f"step {i + 1}: the trace says {statuses}, the story gives "
-                             f"{full[i][1]}")
+        _same_parts(i, statuses, full[i][1])
         if pickups or claims:
             raise TraceError(f"step {i + 1}: a short trace claims nothing at the step it missed")
     _room_steps_only(said, replay, q, view, fact)
