@@ -44,6 +44,16 @@ def traces_of(actions, room_steps, max_order=2, short=False):
             Replay(st.actions, max_order))
 
 
+def sampled_stories(seed, n):
+    """n sampled stories of every action set: 2-3 people, up to 16 actions, with and without
+    asymmetry, two in three from the constrained sampler."""
+    rng = random.Random(seed)
+    for k in range(n):
+        aset = list(ACTION_SETS)[k % len(ACTION_SETS)]
+        cond = Conditions(aset, 2 + k % 2, 3, 2, 8 + k % 9, asymmetric=k % 2 == 0)
+        yield k, sample_story(cond, rng, k, max_order=3, constrained=k % 3 != 0)[0]
+
+
 def find(qs, traces, question):
     [(q, tr)] = [(q, tr) for q, tr in zip(qs, traces) if q["question"] == question]
     return q, tr
@@ -116,12 +126,8 @@ def test_the_checker_refuses_a_wrong_room_step():
 
 
 def test_every_question_of_sampled_stories_checks_with_room_steps():
-    rng = random.Random(22)
     n_q = with_moves = 0
-    for k in range(400):
-        aset = list(ACTION_SETS)[k % len(ACTION_SETS)]
-        cond = Conditions(aset, 2 + k % 2, 3, 2, 8 + k % 9, asymmetric=k % 2 == 0)
-        st, _ = sample_story(cond, rng, k, max_order=3, constrained=k % 3 != 0)
+    for k, st in sampled_stories(22, 400):
         tracer, replay = StoryTracer(st.actions, 3, room_steps=True), Replay(st.actions, 3)
         plain = StoryTracer(st.actions, 3)
         for q in generate_questions(tracer.tracker):
@@ -182,12 +188,8 @@ def test_the_short_checker_refuses_a_stale_or_incomplete_short_trace():
 
 
 def test_every_question_of_sampled_stories_checks_as_a_short_trace():
-    rng = random.Random(23)
     n_q = shorter = 0
-    for k in range(300):
-        aset = list(ACTION_SETS)[k % len(ACTION_SETS)]
-        cond = Conditions(aset, 2 + k % 2, 3, 2, 8 + k % 9, asymmetric=k % 2 == 0)
-        st, _ = sample_story(cond, rng, k, max_order=3, constrained=k % 3 != 0)
+    for k, st in sampled_stories(23, 300):
         replay, plain = Replay(st.actions, 3), StoryTracer(st.actions, 3)
         tracers = [StoryTracer(st.actions, 3, rooms, short=True) for rooms in (False, True)]
         for q in generate_questions(plain.tracker):
