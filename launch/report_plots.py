@@ -107,7 +107,7 @@ def plot_transfer(s: dict[str, Any], path: Path) -> None:
     ckpts = s["checkpoints"]
     fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(names) + 2), 3.8))
     width = 0.8 / len(ckpts)
-    colours = ["#bbb", "#6a9fd8", "#e07b39", "#7aa35a"]
+    colours = ["#bbb", "#6a9fd8", "#e07b39", "#7aa35a", "#9b6bc2", "#c9a227", "#3aa6a0"]
     for i, c in enumerate(ckpts):
         per = [s["benchmarks"][n]["checkpoints"][c] for n in names]
         acc = [100 * (p["accuracy"] or 0) for p in per]
