@@ -6,7 +6,8 @@ PY    := $(VENV)/bin/python
 # Re-run set-up whenever the dependency declarations change.
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 # vLLM's CPU build pins transformers < 5.18: it gets its own environment, and the tests that run
-# vLLM for real run there (in .venv they are skipped). VLLM_TESTS= (empty) skips them.
+# vLLM for real run there (in .venv they are skipped), two files at a time, each worker's engines on
+# its own core (tests/conftest.py). VLLM_TESTS= (empty) skips them.
 VVENV ?= .venv-vllm
 VSTAMP := $(VVENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 VLLM_TESTS ?= tests/eval/test_vllm_backend.py tests/rl/test_vllm.py tests/test_served_model.py \
@@ -64,7 +65,8 @@ test: setup $(if $(VLLM_TESTS),setup-vllm)
 	OMP_NUM_THREADS=1 WANDB_MODE=disabled HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 \
 	  $(PY) -m pytest -n 2 --timeout 900 -q $(PYTEST_ARGS)
 	$(if $(VLLM_TESTS),OMP_NUM_THREADS=1 WANDB_MODE=disabled HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 \
-	  VLLM_CPU_KVCACHE_SPACE=1 $(VVENV)/bin/python -m pytest -n 0 --timeout 900 -q $(VLLM_TESTS))
+	  VLLM_CPU_KVCACHE_SPACE=1 $(VVENV)/bin/python -m pytest -n 2 --dist loadfile --timeout 900 -q \
+	  $(VLLM_TESTS))
 
 bench: setup
 	$(PY) -m exploretom.bench

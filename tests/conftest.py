@@ -12,10 +12,14 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 # runs. A test runs its own process, vLLM's API server and engine core beside the worker; on two
 # cores a worker spread over both waits at each of its barriers for the thread another process
 # took the core from: SmolLM2 served 8 x 64 tokens in 73.0 s bound to both cores and in 16.4 s
-# on one (2026-11-28, other jobs on the cores). Set by the caller, the variable is left as it is.
+# on one (2026-11-28, other jobs on the cores). Under pytest-xdist (`make test` runs the vLLM tests
+# two files at a time) worker N binds its engines to core N instead, so that two engines never
+# share a core. Set by the caller, the variable is left as it is.
 _CORES = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 if len(_CORES) > 1 and importlib.util.find_spec("vllm") is not None:
-    os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", ",".join(map(str, _CORES[1:])))
+    _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+    _BIND = [_CORES[int(_WORKER[2:]) % len(_CORES)]] if _WORKER.startswith("gw") else _CORES[1:]
+    os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", ",".join(map(str, _BIND)))
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("TOMRL_SHARED", REPO_ROOT.parent / "shared"))

