@@ -110,16 +110,25 @@ def checkpointing_off(model):
             m.gradient_checkpointing = True
 
 
-def prompt_cache(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, rows: torch.Tensor):
+def generation_positions(mask: torch.Tensor) -> torch.Tensor:
+    """The position ids `generate` gives a left-padded batch: each row counts from its first real
+    token, padding at 0 (transformers' `_prepare_position_ids_for_generation`). A forward without
+    position ids counts from the padded row's first column instead, as TRL's log-probabilities do."""
+    return (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
+
+
+def prompt_cache(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, rows: torch.Tensor,
+                 position_ids: torch.Tensor | None = None):
     """The key/value cache of the distinct prompts' first P-1 tokens (in the autograd graph when
     gradients are on), indexed out to `rows` (a distinct-prompt index per completion; None: one
-    row per distinct prompt)."""
+    row per distinct prompt), at `position_ids` (None: the model's own, as a plain forward has)."""
     from transformers import DynamicCache
     from transformers.cache_utils import DynamicLayer
 
     # the model builds its own cache (a layer type per attention kind, from its config)
+    positions = {} if position_ids is None else {"position_ids": position_ids[:, :-1]}
     out = model(input_ids=prompt_ids[:, :-1], attention_mask=prompt_mask[:, :-1], use_cache=True,
-                logits_to_keep=1)
+                logits_to_keep=1, **positions)
     cache = _output_cache(out)
     if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
         raise NotShareable(f"the model's cache ({type(cache).__name__}) is not a plain key/value cache")
@@ -130,7 +139,7 @@ def prompt_cache(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, row
 
 
 def cache_for_rows(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, first: torch.Tensor,
-                   rows: torch.Tensor):
+                   rows: torch.Tensor, position_ids: torch.Tensor | None = None):
     """(the distinct prompts' cache as the rows read it, the attention to run against it). With each
     prompt's rows side by side and a model that attends with sdpa (whose masks that attention
     takes), the rows read one copy per group (rl.prefix_attention); else the cache is spread to
@@ -138,9 +147,11 @@ def cache_for_rows(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, f
     group = None
     if _transformers_model(model).config._attn_implementation == "sdpa":
         group = prefix_attention.grouped(rows, len(first))
+    positions = None if position_ids is None else position_ids[first]
     if group is None:
-        return prompt_cache(model, prompt_ids[first], prompt_mask[first], rows), contextlib.nullcontext()
-    cache = prompt_cache(model, prompt_ids[first], prompt_mask[first], None)
+        return (prompt_cache(model, prompt_ids[first], prompt_mask[first], rows, positions),
+                contextlib.nullcontext())
+    cache = prompt_cache(model, prompt_ids[first], prompt_mask[first], None, positions)
     return prefix_attention.shared_prefix_cache(cache, group), prefix_attention.attention_of(model)
 
 
@@ -179,8 +190,12 @@ def prefill_once(generate: Callable, model) -> Callable:
         first, rows = unique_prompts(input_ids, attention_mask)
         if len(first) == len(input_ids):
             return generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+        # the prefill at generate's own positions, or every left-padded row would continue from
+        # keys placed where generate does not place them (measured on E6's SFT model, 8 prompts x 4
+        # at T=1, 256 tokens: 19% of the completions well-formed against 100% without sharing)
         with torch.no_grad():
-            cache, attention = cache_for_rows(model, input_ids, attention_mask, first, rows)
+            cache, attention = cache_for_rows(model, input_ids, attention_mask, first, rows,
+                                              generation_positions(attention_mask))
         with attention:
             return generate(input_ids=input_ids, attention_mask=attention_mask, **{cache_kwarg(model): cache}, **kwargs)
 

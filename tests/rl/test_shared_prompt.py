@@ -299,6 +299,34 @@ def test_the_real_model_steps_the_same(smollm2, tmp_path):
     _assert_same_step(trl_own, shared, inputs, entropy_abs=2e-5)
 
 
+def test_the_real_model_generates_what_plain_generate_does_from_left_padded_prompts(smollm2):
+    """Prompts of three lengths, left-padded: each row's next-token logits at every step equal plain
+    `generate`'s. The prefill must place each row's prompt where `generate` places it (counting
+    from its first real token); at the padded column's positions SmolLM2 wrote 19% well-formed
+    completions against 100% (the tiny model above, trained on one sentence, hardly reads
+    positions, so its sampled tokens had agreed)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from rl.shared_prompt import prefill_once
+
+    tok = AutoTokenizer.from_pretrained(str(smollm2))
+    tok.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(str(smollm2), dtype=torch.float32).eval()
+    texts = [tok.apply_chat_template(r["prompt"], add_generation_prompt=True, tokenize=False) for r in _rows(3)]
+    batch = tok([t for t in texts for _ in range(2)], return_tensors="pt", padding=True, add_special_tokens=False)
+    assert len(set(batch.attention_mask.sum(1).tolist())) == 3
+    outs = []
+    for generate in (model.generate, prefill_once(model.generate, model)):
+        with torch.no_grad():
+            outs.append(generate(input_ids=batch.input_ids, attention_mask=batch.attention_mask, do_sample=False,
+                                 max_new_tokens=6, output_logits=True, return_dict_in_generate=True,
+                                 pad_token_id=tok.pad_token_id))
+    want, got = outs
+    assert torch.equal(got.sequences, want.sequences)
+    for g, w in zip(got.logits, want.logits, strict=True):
+        torch.testing.assert_close(g, w, atol=1e-4, rtol=1e-4)
+
+
 def test_the_benchmark_prints_both_steps_and_the_differences(tiny, tmp_path, toy_data, capsys):
     import yaml
 
