@@ -187,6 +187,13 @@ class GRPOSettings(_Section):
                             "(one log line says when TRL's own step runs instead); on: fail where it "
                             "cannot; off: TRL's step")
 
+    @field_validator("shared_prompt", mode="before")
+    @classmethod
+    def _yaml_on_off(cls, v: Any) -> Any:
+        # YAML 1.1 (PyYAML, which reads the config files and the --key value overrides) turns a
+        # bare on / off into true / false
+        return {True: "on", False: "off"}.get(v, v) if isinstance(v, bool) else v
+
 
 class RewardSettings(_Section):
     format_weight: float = Field(1.0, description="weight of the format reward (0 / -1)")

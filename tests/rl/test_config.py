@@ -89,6 +89,19 @@ def test_sft_only_sections_are_rejected_in_grpo_and_back(tmp_path):
         load_config(broken, SFTRun)
 
 
+def test_shared_prompt_takes_a_bare_on_or_off(tmp_path):
+    """PyYAML reads a bare off as false: `--grpo.shared_prompt off` and `shared_prompt: off` in a
+    file must still mean TRL's step."""
+    for value in ("off", "on", "auto"):
+        assert load_config(GRPO_TINY, GRPORun, ["--grpo.shared_prompt", value]).grpo.shared_prompt == value
+    data = yaml.safe_load(GRPO_TINY.read_text())
+    data.setdefault("grpo", {})["shared_prompt"] = "VALUE"
+    config = tmp_path / "off.yaml"
+    config.write_text(yaml.safe_dump(data).replace("VALUE", "off"))
+    assert "shared_prompt: off" in config.read_text()
+    assert load_config(config, GRPORun).grpo.shared_prompt == "off"
+
+
 def test_trl_arguments_follow_the_config():
     cfg = load_config(GRPO_TINY, GRPORun, ["--trl.max_tool_calling_iterations", "2"])
     args = grpo_args(cfg, has_eval=False)
