@@ -192,7 +192,7 @@ class GRPOSettings(_Section):
     def _yaml_on_off(cls, v: Any) -> Any:
         # YAML 1.1 (PyYAML, which reads the config files and the --key value overrides) turns a
         # bare on / off into true / false
-        return {True: "on", False: "off"}.get(v, v) if isinstance(v, bool) else v
+        return ("on" if v else "off") if isinstance(v, bool) else v
 
 
 class RewardSettings(_Section):

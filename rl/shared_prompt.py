@@ -21,6 +21,8 @@ so entropies, temperature scaling and masking are TRL's.
 Generation (transformers `generate`) is handled the same way: the distinct prompts are prefilled
 once and `generate` continues from that cache (its prefix-cache path), so the group's prompt is
 neither prefilled G times nor, with `rl.prefix_attention`, copied and read G times at every token.
+That prefill takes the positions `generate` gives the rows (counted from each row's first real
+token), not a plain forward's: the rows continue from it at those.
 vLLM generation is left as it is (vLLM caches prefixes itself).
 
 Where the cache cannot stand in for the prompt (DeepSpeed ZeRO-3 and FSDP shard the weights the
