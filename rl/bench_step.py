@@ -1,6 +1,7 @@
 """TRL's GRPO step against the shared-prompt step (rl.shared_prompt), side by side.
 
     python -m rl.bench_step configs/grpo/smollm2-cpu.yaml [--steps 3] [--generations 8] [--prompts 4]
+        [--micro-batch ROWS] [--min-prompt-tokens N]
         [--model.path runs/models/smollm2-135m-instruct ...any rl.train override]
 
 Both steps start from the same weights and read the same rows with the same seed. Each step:
@@ -148,16 +149,25 @@ def grad_rel_diff(ref: dict[str, torch.Tensor], other: dict[str, torch.Tensor]) 
     return worst
 
 
-def _step_rows(trainer, n_prompts: int, g: int, step: int, seed: int) -> list[dict]:
-    order = torch.randperm(len(trainer.train_dataset), generator=torch.Generator().manual_seed(seed)).tolist()
-    picked = order[step * n_prompts:(step + 1) * n_prompts]
+def prompt_tokens(trainer, row: dict) -> int:
+    """The prompt's length in tokens as the trainer reads it (chat template and generation prompt)."""
+    from trl.data_utils import maybe_apply_chat_template
+
+    text = maybe_apply_chat_template({"prompt": row["prompt"]}, trainer.processing_class)["prompt"]
+    return len(trainer.processing_class(text=text, add_special_tokens=False)["input_ids"])
+
+
+def _step_rows(trainer, n_prompts: int, g: int, step: int, seed: int, eligible: list[int]) -> list[dict]:
+    shuffled = torch.randperm(len(eligible), generator=torch.Generator().manual_seed(seed)).tolist()
+    picked = [eligible[i] for i in shuffled[step * n_prompts:(step + 1) * n_prompts]]
     if len(picked) < n_prompts:
-        raise ConfigError(f"--steps: {len(trainer.train_dataset)} training rows are too few for "
+        raise ConfigError(f"--steps: {len(eligible)} training rows are too few for "
                           f"{n_prompts} prompts a step over the steps asked for")
     return [dict(trainer.train_dataset[i]) for i in picked for _ in range(g)]
 
 
-def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, out=print) -> dict:
+def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, min_prompt_tokens: int = 0,
+        out=print) -> dict:
     from rl.train import build_trainer
 
     cfg.grpo.shared_prompt = "auto"
@@ -174,6 +184,11 @@ def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, 
             return inner_logps(*args, **kwargs)
 
     trainer._get_per_token_logps_and_entropies = timed_logps
+    eligible = list(range(len(trainer.train_dataset)))
+    if min_prompt_tokens:
+        eligible = [i for i in eligible if prompt_tokens(trainer, trainer.train_dataset[i]) >= min_prompt_tokens]
+        out(f"{len(eligible)} of {len(trainer.train_dataset)} training prompts have at least "
+            f"{min_prompt_tokens} tokens")
     optimizer = torch.optim.AdamW([p for p in trainer.model.parameters() if p.requires_grad],
                                   lr=cfg.train.learning_rate, weight_decay=cfg.train.weight_decay)
     g = cfg.grpo.num_generations
@@ -182,7 +197,7 @@ def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, 
     tokens = {"trl": 0, "shared": 0}
     cpu: dict[str, list[float]] = {"trl": [], "shared": []}
     for k in range(steps):
-        batch = _step_rows(trainer, prompts, g, k, cfg.train.seed)
+        batch = _step_rows(trainer, prompts, g, k, cfg.train.seed, eligible)
         seed = cfg.train.seed * 1000 + k
         trl_parts, trl_loss, trl_grads, inputs = one_step(trainer, batch, seed, False, micro_batch=micro_batch)
         sh_parts, sh_loss, sh_grads, _ = one_step(trainer, batch, seed, True, inputs=inputs, micro_batch=micro_batch)
@@ -206,7 +221,9 @@ def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, 
             per_step[name].append(parts)
             cpu[name].append(parts_cpu[name])
             tokens[name] = n_logps_passes * tokens_read(inputs, width, shared)
-        out(f"step {k + 1}/{steps}: TRL {sum(per_step['trl'][-1].values()):.2f} s, shared "
+        mean_prompt = statistics.mean(prompt_tokens(trainer, row) for row in batch[::g])
+        out(f"step {k + 1}/{steps} (prompts of {mean_prompt:.0f} tokens on average): "
+            f"TRL {sum(per_step['trl'][-1].values()):.2f} s, shared "
             f"{sum(per_step['shared'][-1].values()):.2f} s; loss {trl_loss:.6g} vs {sh_loss:.6g}; "
             f"largest relative gradient difference {grad_rel_diff(trl_grads, sh_grads):.2e}")
     kept = slice(1, None) if steps > 1 else slice(None)
@@ -244,6 +261,10 @@ def cli(argv: list[str] | None = None) -> int:
                         "them (default: all of the step's at once). TRL's step holds every row's "
                         "attention over its whole sequence: 4 x 8 SmolLM2 rows of ~730 tokens need "
                         "more than 24 GiB at once")
+    p.add_argument("--min-prompt-tokens", type=int, default=0, metavar="N",
+                   help="draw only training prompts of at least N tokens (chat template included): "
+                        "the saving grows with the prompt's share of each row, so a figure is only "
+                        "comparable at a stated prompt length")
     args, overrides = p.parse_known_args(argv)
     try:
         if args.steps < 1:
@@ -261,7 +282,9 @@ def cli(argv: list[str] | None = None) -> int:
             f"{args.steps} step(s), {torch.get_num_threads()} thread(s)")
         if args.micro_batch is not None and args.micro_batch < 1:
             raise ConfigError("--micro-batch: must be at least 1")
-        run(cfg, args.steps, prompts, args.micro_batch)
+        if args.min_prompt_tokens < 0:
+            raise ConfigError("--min-prompt-tokens: must be at least 0")
+        run(cfg, args.steps, prompts, args.micro_batch, args.min_prompt_tokens)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -11,7 +11,9 @@ completions read one copy of its prompt's cache (rl.prefix_attention) where the 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import re
 
 import pytest
 import torch
@@ -329,6 +331,7 @@ def test_the_real_model_generates_what_plain_generate_does_from_left_padded_prom
 
 def test_the_benchmark_prints_both_steps_and_the_differences(tiny, tmp_path, toy_data, capsys):
     import yaml
+    from transformers import AutoTokenizer
 
     from rl.bench_step import cli
 
@@ -340,8 +343,18 @@ def test_the_benchmark_prints_both_steps_and_the_differences(tiny, tmp_path, toy
            "grpo": {"num_generations": 4, "max_completion_length": 8, "beta": 0.0}}
     path = tmp_path / "bench.yaml"
     path.write_text(yaml.safe_dump(cfg))
-    assert cli([str(path), "--steps", "2", "--generations", "4", "--prompts", "2", "--micro-batch", "4"]) == 0
+    # Only prompts of at least the median length are drawn (the figure's stated prompt length)
+    tok = AutoTokenizer.from_pretrained(str(tiny))
+    rows = [json.loads(line) for line in toy_data["location"].read_text().splitlines()]
+    lengths = sorted(len(tok.apply_chat_template(r["prompt"], add_generation_prompt=True, tokenize=True,
+                                                 return_dict=True)["input_ids"]) for r in rows)
+    median = lengths[len(lengths) // 2]
+    assert cli([str(path), "--steps", "2", "--generations", "4", "--prompts", "2", "--micro-batch", "4",
+                "--min-prompt-tokens", str(median)]) == 0
     out = capsys.readouterr().out.strip().splitlines()
+    assert f"{sum(n >= median for n in lengths)} of {len(rows)} training prompts have at least {median} tokens" in out
+    drawn = [float(re.search(r"prompts of (\d+) tokens", line).group(1)) for line in out if line.startswith("step ")]
+    assert len(drawn) == 2 and min(drawn) >= median > lengths[0]
     assert any(line.strip().startswith("TRL's step:") for line in out)
     assert any(line.strip().startswith("shared-prompt step:") for line in out)
     fields = dict(part.split("=") for part in out[-1].split())
