@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import tempfile
 from typing import Iterable, Iterator
 
@@ -83,24 +82,23 @@ def cpu_server_client_class():
         def init_communicator(self, device=0):
             if torch.device(device if not isinstance(device, int) else "cuda").type == "cuda":
                 return super().init_communicator(device)
-            self._weights_dir = tempfile.mkdtemp(prefix="tomrl-vllm-weights-")
+            self._sync_through_file = True
 
         def update_named_params(self, metadata, named_params: Iterator[tuple[str, torch.Tensor]]):
-            if not hasattr(self, "_weights_dir"):
+            if not getattr(self, "_sync_through_file", False):
                 return super().update_named_params(metadata, named_params)
             from safetensors.torch import save_file
 
-            path = os.path.join(self._weights_dir, WEIGHTS_FILE)
-            save_file({n: t.detach().to("cpu").contiguous().clone() for n, t in named_params}, path)
-            try:
+            # A folder per sync, gone when it ends: TRL does not always close the communicator,
+            # and a folder made once per client was left behind by every run that did not
+            with tempfile.TemporaryDirectory(prefix="tomrl-vllm-weights-") as folder:
+                path = os.path.join(folder, WEIGHTS_FILE)
+                save_file({n: t.detach().to("cpu").contiguous().clone() for n, t in named_params}, path)
                 self._post(f"{self.base_url}/collective_rpc",
                            json={"method": "tomrl_load_weights", "args": [path]})
-            finally:
-                os.remove(path)
 
         def close_communicator(self):
-            if hasattr(self, "_weights_dir"):
-                shutil.rmtree(self._weights_dir, ignore_errors=True)
+            if getattr(self, "_sync_through_file", False):
                 return None
             return super().close_communicator()
 

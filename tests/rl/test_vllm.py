@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -123,8 +125,13 @@ def _train(mode: str, model: str, out: str, base_url: str | None) -> dict:
             "step_times": step_times}
 
 
-def _run(mode: str, tmp_path: Path, model: Path, base_url: str | None = None) -> dict:
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1"}
+def _env(tmpdir: str | None) -> dict[str, str]:
+    return {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1",
+            **({"TMPDIR": tmpdir} if tmpdir else {})}
+
+
+def _run(mode: str, tmp_path: Path, model: Path, base_url: str | None = None, tmpdir: str | None = None) -> dict:
+    env = _env(tmpdir)
     out = tmp_path / f"{mode}.json"
     proc = subprocess.run([sys.executable, __file__, mode, str(model), str(tmp_path / mode), str(out),
                            base_url or ""], env=env, cwd=REPO, capture_output=True, text=True, timeout=900)
@@ -152,10 +159,10 @@ def sharp_model(tmp_path_factory):
     return _sharp_tiny_model(tmp_path_factory.mktemp("vllm-grpo"))
 
 
-def _cli(tmp_path: Path, model: Path, toy_data, *vllm: str) -> list[dict]:
+def _cli(tmp_path: Path, model: Path, toy_data, *vllm: str, tmpdir: str | None = None) -> list[dict]:
     """`python -m rl.train` with the shipped tiny config and vLLM generation, 2 steps."""
     out = tmp_path / "cli"
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1"}
+    env = _env(tmpdir)
     proc = subprocess.run([sys.executable, "-m", "rl.train", str(REPO / "configs/grpo/tiny-cpu.yaml"),
                            "--model.path", str(model), "--train.output_dir", str(out),
                            "--data.train", json.dumps([{"path": str(toy_data["location"])}]),
@@ -189,6 +196,9 @@ def test_grpo_server_mode_with_the_project_server_script(sharp_model, tmp_path, 
                                "--port", str(port), "--max-model-len", "512"],
                               env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base_url = f"http://127.0.0.1:{port}"
+    # The trainers' temporary files go to a folder of their own (a short path: vLLM's sockets live
+    # in the temporary folder too), where the weight syncs through files must leave nothing
+    tmpdir = tempfile.mkdtemp(prefix="w")
     try:
         deadline = time.monotonic() + 600
         while True:
@@ -200,14 +210,16 @@ def test_grpo_server_mode_with_the_project_server_script(sharp_model, tmp_path, 
                 pass
             assert time.monotonic() < deadline, "the vLLM server did not come up in 10 minutes"
             time.sleep(2)
-        _check(_run("server", tmp_path, sharp_model, base_url))
+        _check(_run("server", tmp_path, sharp_model, base_url, tmpdir=tmpdir))
         logs = _cli(tmp_path, sharp_model, toy_data, "--vllm.mode", "server", "--vllm.server_host", "127.0.0.1",
-                    "--vllm.server_port", str(port))
+                    "--vllm.server_port", str(port), tmpdir=tmpdir)
         assert [r["step"] for r in logs if "loss" in r] == [1, 2]
+        assert not list(Path(tmpdir).glob("tomrl-vllm-weights-*"))
     finally:
         os.killpg(server.pid, 15)  # the script execs vllm, which has its own workers
         server.wait(timeout=60)
         log.close()
+        shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
