@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 import types
+from pathlib import Path
 
 import pytest
 
@@ -116,3 +117,17 @@ def test_import_vllm_applies_the_logging_level_before_vllm_logs(monkeypatch, lev
     monkeypatch.setattr(logger, "level", logging.NOTSET)
     assert vllm_server.import_vllm() is fake
     assert logger.level == expected
+
+
+def test_import_vllm_gives_the_engines_sockets_a_folder_of_their_own(monkeypatch, tmp_path):
+    """vLLM's engines leave their socket files where VLLM_RPC_BASE_PATH says: a private folder
+    unless the user chose one."""
+    monkeypatch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))
+    monkeypatch.setattr(vllm_server.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("VLLM_RPC_BASE_PATH", "")  # unset, and restored after the test
+    vllm_server.import_vllm()
+    folder = Path(os.environ["VLLM_RPC_BASE_PATH"])
+    assert folder.is_dir() and folder.parent == tmp_path and folder.name.startswith("vllm-ipc-")
+    monkeypatch.setenv("VLLM_RPC_BASE_PATH", "/elsewhere")
+    vllm_server.import_vllm()
+    assert os.environ["VLLM_RPC_BASE_PATH"] == "/elsewhere"
