@@ -64,6 +64,10 @@ def trainer_class(base):
 
             a = kwargs.get("args")
             cpu_vllm = bool(a is not None and a.use_vllm and vllm_cpu.on_cpu())
+            if a is not None and a.use_vllm and a.vllm_mode == "colocate":
+                from eval.backends.vllm_server import private_socket_folder
+
+                private_socket_folder()  # the colocated engine's socket files, removed at exit
             with vllm_cpu.cpu_engine(cpu_vllm and a.vllm_mode == "colocate"), \
                     vllm_cpu.cpu_server_client(cpu_vllm and a.vllm_mode == "server"):
                 super().__init__(*args, **kwargs)

@@ -176,10 +176,16 @@ def _cli(tmp_path: Path, model: Path, toy_data, *vllm: str, tmpdir: str | None =
 
 @pytest.mark.slow
 def test_grpo_colocate_trains_and_syncs_weights(sharp_model, tmp_path, toy_data):
-    _check(_run("colocate", tmp_path, sharp_model))
-    # the same through the command line and the shipped config
-    logs = _cli(tmp_path, sharp_model, toy_data, "--vllm.mode", "colocate")
-    assert [r["step"] for r in logs if "loss" in r] == [1, 2]
+    tmpdir = tempfile.mkdtemp(prefix="w")  # short: vLLM's socket files go to the temporary folder
+    try:
+        _check(_run("colocate", tmp_path, sharp_model, tmpdir=tmpdir))
+        # the same through the command line and the shipped config
+        logs = _cli(tmp_path, sharp_model, toy_data, "--vllm.mode", "colocate", tmpdir=tmpdir)
+        assert [r["step"] for r in logs if "loss" in r] == [1, 2]
+        # the engine's sockets went to a folder of their own, removed when the trainer ended
+        assert not [p for p in Path(tmpdir).rglob("*") if p.is_socket()]
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 @pytest.mark.slow
