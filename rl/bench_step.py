@@ -1,7 +1,7 @@
 """TRL's GRPO step against the shared-prompt step (rl.shared_prompt), side by side.
 
     python -m rl.bench_step configs/grpo/smollm2-cpu.yaml [--steps 3] [--generations 8] [--prompts 4]
-        [--micro-batch ROWS] [--min-prompt-tokens N]
+        [--micro-batch ROWS] [--shared-micro-batch ROWS] [--min-prompt-tokens N]
         [--model.path runs/models/smollm2-135m-instruct ...any rl.train override]
 
 Both steps start from the same weights and read the same rows with the same seed. Each step:
@@ -18,7 +18,8 @@ counts in both totals. The last line:
 
 The first step warms caches and allocators; with more than one step it is left out of the times
 (not of the differences). `--micro-batch ROWS` runs the loss and backward in slices, as gradient
-accumulation does, for batches whose TRL step does not fit in memory at once.
+accumulation does, for batches whose TRL step does not fit in memory at once; `--shared-micro-batch`
+gives the shared step slices of its own (it holds each prompt once, so it fits far larger ones).
 """
 from __future__ import annotations
 
@@ -167,7 +168,7 @@ def _step_rows(trainer, n_prompts: int, g: int, step: int, seed: int, eligible: 
 
 
 def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, min_prompt_tokens: int = 0,
-        out=print) -> dict:
+        shared_micro_batch: int | None = None, out=print) -> dict:
     from rl.train import build_trainer
 
     cfg.grpo.shared_prompt = "auto"
@@ -200,7 +201,8 @@ def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, 
         batch = _step_rows(trainer, prompts, g, k, cfg.train.seed, eligible)
         seed = cfg.train.seed * 1000 + k
         trl_parts, trl_loss, trl_grads, inputs = one_step(trainer, batch, seed, False, micro_batch=micro_batch)
-        sh_parts, sh_loss, sh_grads, _ = one_step(trainer, batch, seed, True, inputs=inputs, micro_batch=micro_batch)
+        sh_parts, sh_loss, sh_grads, _ = one_step(trainer, batch, seed, True, inputs=inputs,
+                                                  micro_batch=shared_micro_batch or micro_batch)
         start = time.perf_counter()
         for name, p in trainer.model.named_parameters():
             if name in trl_grads:
@@ -220,7 +222,8 @@ def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, 
                      "backward": parts.get("backward", 0.0), "update": update}
             per_step[name].append(parts)
             cpu[name].append(parts_cpu[name])
-            tokens[name] = n_logps_passes * tokens_read(inputs, width, shared)
+            slices = micro_batches(inputs, (shared_micro_batch or micro_batch) if shared else micro_batch)
+            tokens[name] = n_logps_passes * sum(tokens_read(part, width, shared) for part in slices)
         mean_prompt = statistics.mean(prompt_tokens(trainer, row) for row in batch[::g])
         out(f"step {k + 1}/{steps} (prompts of {mean_prompt:.0f} tokens on average): "
             f"TRL {sum(per_step['trl'][-1].values()):.2f} s, shared "
@@ -261,6 +264,10 @@ def cli(argv: list[str] | None = None) -> int:
                         "them (default: all of the step's at once). TRL's step holds every row's "
                         "attention over its whole sequence: 4 x 8 SmolLM2 rows of ~730 tokens need "
                         "more than 24 GiB at once")
+    p.add_argument("--shared-micro-batch", type=int, default=None, metavar="ROWS",
+                   help="the shared step's slices (default: --micro-batch). It holds each prompt once, "
+                        "about 1/G of TRL's memory, so it can take whole a step that TRL's must take "
+                        "in slices; its gradient is the same either way")
     p.add_argument("--min-prompt-tokens", type=int, default=0, metavar="N",
                    help="draw only training prompts of at least N tokens (chat template included): "
                         "the saving grows with the prompt's share of each row, so a figure is only "
@@ -284,7 +291,9 @@ def cli(argv: list[str] | None = None) -> int:
             raise ConfigError("--micro-batch: must be at least 1")
         if args.min_prompt_tokens < 0:
             raise ConfigError("--min-prompt-tokens: must be at least 0")
-        run(cfg, args.steps, prompts, args.micro_batch, args.min_prompt_tokens)
+        if args.shared_micro_batch is not None and args.shared_micro_batch < 1:
+            raise ConfigError("--shared-micro-batch: must be at least 1")
+        run(cfg, args.steps, prompts, args.micro_batch, args.min_prompt_tokens, args.shared_micro_batch)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
