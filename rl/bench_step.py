@@ -262,7 +262,7 @@ def cli(argv: list[str] | None = None) -> int:
     p.add_argument("--micro-batch", type=int, default=None, metavar="ROWS",
                    help="completions per forward and backward, the step's gradient accumulated over "
                         "them (default: all of the step's at once). TRL's step holds every row's "
-                        "attention over its whole sequence: 4 x 8 SmolLM2 rows of ~730 tokens need "
+                        "attention over its whole sequence: 16 SmolLM2 rows of ~730 tokens needed "
                         "more than 24 GiB at once")
     p.add_argument("--shared-micro-batch", type=int, default=None, metavar="ROWS",
                    help="the shared step's slices (default: --micro-batch). It holds each prompt once, "
