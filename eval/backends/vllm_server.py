@@ -108,6 +108,7 @@ class VLLMServer:
         self.host, self.port = host, port or free_port(host)
         self.args = list(args)
         self.log_path = Path(log) if log else Path(tempfile.mkstemp(prefix="vllm-server-", suffix=".log")[1])
+        self._temporary_log = log is None  # removed after a server that started; kept to read a failure
         self.startup_timeout_s, self.stop_timeout_s = startup_timeout_s, stop_timeout_s
         self.process: subprocess.Popen | None = None
         self.startup_s: float | None = None
@@ -169,16 +170,17 @@ class VLLMServer:
 
     def stop(self) -> None:
         p, self.process = self.process, None
-        if p is None or p.poll() is not None:
-            return
-        try:
-            os.killpg(p.pid, signal.SIGTERM)
-            p.wait(timeout=self.stop_timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(timeout=30)
-        except ProcessLookupError:
-            pass
+        if p is not None and p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+                p.wait(timeout=self.stop_timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(timeout=30)
+            except ProcessLookupError:
+                pass
+        if self._temporary_log and self.startup_s is not None:
+            self.log_path.unlink(missing_ok=True)
 
     def __enter__(self) -> "VLLMServer":
         return self.start()

@@ -67,6 +67,7 @@ def test_the_server_answers_and_stops_with_the_backend(tmp_path):
     finally:
         backend.close()
     assert process.poll() is not None and backend.server.process is None
+    assert not backend.server.log_path.exists()  # its temporary log goes with a server that ran
 
 
 def test_a_server_that_dies_is_one_error_naming_its_log(tmp_path):
