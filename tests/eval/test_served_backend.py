@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import stat
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -70,7 +71,8 @@ def test_the_server_answers_and_stops_with_the_backend(tmp_path):
     assert not backend.server.log_path.exists()  # its temporary log goes with a server that ran
 
 
-def test_a_server_that_dies_is_one_error_naming_its_log(tmp_path):
+def test_a_server_that_dies_is_one_error_naming_its_log(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the log it keeps goes with the test's folder
     script = tmp_path / "python"
     script.write_text("#!/bin/sh\necho 'no such engine' >&2\nexit 3\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
