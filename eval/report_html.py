@@ -1,7 +1,8 @@
 """Markdown to one self-contained HTML page, the plots inlined: every report.html of the project
 (`eval run` and `compare`, the demo's and the transfer report). Only what those reports write:
-headings, paragraphs with bold and code, lists of `- ` lines, tables (a column whose alignment row
-says `---:` is right-aligned, as numbers are) and images next to the Markdown file."""
+headings, paragraphs with bold and code, lists of `- ` lines (an indented line goes on in the item
+above it), tables (a column whose alignment row says `---:` is right-aligned, as numbers are) and
+images next to the Markdown file."""
 from __future__ import annotations
 
 import base64
@@ -56,6 +57,9 @@ def html(md: str, folder: Path) -> str:
                 body[-1] = body[-1][:-len("</ul>")] + item + "</ul>"
             else:
                 body.append(f"<ul>{item}</ul>")
+        elif line.startswith("  ") and line.strip() and body and body[-1].endswith("</li></ul>"):
+            # an indented line under a list item goes on in that item, as Markdown reads it
+            body[-1] = body[-1][:-len("</li></ul>")] + f"<br>{inline(line.strip())}</li></ul>"
         elif line.strip():
             text = re.sub(r"!\[(.*?)\]\((.*?)\)", image, inline(line))
             body.append(f"<p>{text}</p>")

@@ -21,3 +21,9 @@ def test_a_page_keeps_what_the_reports_write(tmp_path):
 def test_a_page_without_aligned_columns_has_no_alignment_rule(tmp_path):
     page = html("# Report\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", tmp_path)
     assert "<tr><td>1</td><td>2</td></tr>" in page and ".num" not in page
+
+
+def test_an_indented_line_goes_on_in_the_list_item_above_it(tmp_path):
+    page = html("- ToMi by kind: true 50.\n  Names: last 51 / 30.\n- Hi-ToM by kind: true 28.\n\nAfter.", tmp_path)
+    assert ("<ul><li>ToMi by kind: true 50.<br>Names: last 51 / 30.</li>"
+            "<li>Hi-ToM by kind: true 28.</li></ul><p>After.</p>") in page
