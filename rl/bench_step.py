@@ -193,6 +193,7 @@ def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, 
     optimizer = torch.optim.AdamW([p for p in trainer.model.parameters() if p.requires_grad],
                                   lr=cfg.train.learning_rate, weight_decay=cfg.train.weight_decay)
     g = cfg.grpo.num_generations
+    slice_rows = {"trl": micro_batch, "shared": shared_micro_batch or micro_batch}
     per_step = {"trl": [], "shared": []}
     loss_diff = grad_diff = 0.0
     tokens = {"trl": 0, "shared": 0}
@@ -200,9 +201,10 @@ def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, 
     for k in range(steps):
         batch = _step_rows(trainer, prompts, g, k, cfg.train.seed, eligible)
         seed = cfg.train.seed * 1000 + k
-        trl_parts, trl_loss, trl_grads, inputs = one_step(trainer, batch, seed, False, micro_batch=micro_batch)
+        trl_parts, trl_loss, trl_grads, inputs = one_step(trainer, batch, seed, False,
+                                                          micro_batch=slice_rows["trl"])
         sh_parts, sh_loss, sh_grads, _ = one_step(trainer, batch, seed, True, inputs=inputs,
-                                                  micro_batch=shared_micro_batch or micro_batch)
+                                                  micro_batch=slice_rows["shared"])
         start = time.perf_counter()
         for name, p in trainer.model.named_parameters():
             if name in trl_grads:
@@ -222,8 +224,8 @@ def run(cfg: GRPORun, steps: int, prompts: int, micro_batch: int | None = None, 
                      "backward": parts.get("backward", 0.0), "update": update}
             per_step[name].append(parts)
             cpu[name].append(parts_cpu[name])
-            slices = micro_batches(inputs, (shared_micro_batch or micro_batch) if shared else micro_batch)
-            tokens[name] = n_logps_passes * sum(tokens_read(part, width, shared) for part in slices)
+            tokens[name] = n_logps_passes * sum(tokens_read(part, width, shared)
+                                                for part in micro_batches(inputs, slice_rows[name]))
         mean_prompt = statistics.mean(prompt_tokens(trainer, row) for row in batch[::g])
         out(f"step {k + 1}/{steps} (prompts of {mean_prompt:.0f} tokens on average): "
             f"TRL {sum(per_step['trl'][-1].values()):.2f} s, shared "

@@ -174,22 +174,27 @@ def _cli(tmp_path: Path, model: Path, toy_data, *vllm: str, tmpdir: str | None =
     return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
 
 
-@pytest.mark.slow
-def test_grpo_colocate_trains_and_syncs_weights(sharp_model, tmp_path, toy_data):
-    tmpdir = tempfile.mkdtemp(prefix="w")  # short: vLLM's socket files go to the temporary folder
-    try:
-        _check(_run("colocate", tmp_path, sharp_model, tmpdir=tmpdir))
-        # the same through the command line and the shipped config
-        logs = _cli(tmp_path, sharp_model, toy_data, "--vllm.mode", "colocate", tmpdir=tmpdir)
-        assert [r["step"] for r in logs if "loss" in r] == [1, 2]
-        # the engine's sockets went to a folder of their own, removed when the trainer ended
-        assert not [p for p in Path(tmpdir).rglob("*") if p.is_socket()]
-    finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
+@pytest.fixture
+def tmpdir_short():
+    """The trainers' TMPDIR, on a short path: vLLM's socket files go to the temporary folder, and a
+    socket's path must fit in 107 bytes, and pytest's tmp_path is long."""
+    folder = tempfile.mkdtemp(prefix="w")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.slow
-def test_grpo_server_mode_with_the_project_server_script(sharp_model, tmp_path, toy_data):
+def test_grpo_colocate_trains_and_syncs_weights(sharp_model, tmp_path, toy_data, tmpdir_short):
+    _check(_run("colocate", tmp_path, sharp_model, tmpdir=tmpdir_short))
+    # the same through the command line and the shipped config
+    logs = _cli(tmp_path, sharp_model, toy_data, "--vllm.mode", "colocate", tmpdir=tmpdir_short)
+    assert [r["step"] for r in logs if "loss" in r] == [1, 2]
+    # the engine's sockets went to a folder of their own, removed when the trainer ended
+    assert not [p for p in Path(tmpdir_short).rglob("*") if p.is_socket()]
+
+
+@pytest.mark.slow
+def test_grpo_server_mode_with_the_project_server_script(sharp_model, tmp_path, toy_data, tmpdir_short):
     import requests
 
     from eval.backends.vllm_server import free_port
@@ -202,9 +207,6 @@ def test_grpo_server_mode_with_the_project_server_script(sharp_model, tmp_path, 
                                "--port", str(port), "--max-model-len", "512"],
                               env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base_url = f"http://127.0.0.1:{port}"
-    # The trainers' temporary files go to a folder of their own (a short path: vLLM's sockets live
-    # in the temporary folder too), where the weight syncs through files must leave nothing
-    tmpdir = tempfile.mkdtemp(prefix="w")
     try:
         deadline = time.monotonic() + 600
         while True:
@@ -216,16 +218,16 @@ def test_grpo_server_mode_with_the_project_server_script(sharp_model, tmp_path, 
                 pass
             assert time.monotonic() < deadline, "the vLLM server did not come up in 10 minutes"
             time.sleep(2)
-        _check(_run("server", tmp_path, sharp_model, base_url, tmpdir=tmpdir))
+        _check(_run("server", tmp_path, sharp_model, base_url, tmpdir=tmpdir_short))
         logs = _cli(tmp_path, sharp_model, toy_data, "--vllm.mode", "server", "--vllm.server_host", "127.0.0.1",
-                    "--vllm.server_port", str(port), tmpdir=tmpdir)
+                    "--vllm.server_port", str(port), tmpdir=tmpdir_short)
         assert [r["step"] for r in logs if "loss" in r] == [1, 2]
-        assert not list(Path(tmpdir).glob("tomrl-vllm-weights-*"))
+        # the weight syncs through files leave nothing in the trainers' temporary folder
+        assert not list(Path(tmpdir_short).glob("tomrl-vllm-weights-*"))
     finally:
         os.killpg(server.pid, 15)  # the script execs vllm, which has its own workers
         server.wait(timeout=60)
         log.close()
-        shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
