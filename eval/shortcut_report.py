@@ -11,9 +11,11 @@ dataset (rows, no model) instead or as well. For ToMi, Hi-ToM and our ExploreToM
   accuracy of each shortcut: a reader that always answers the last container the story mentions,
   the first, the most named, or where the object really is;
 - per run: its accuracy, the share of its answers equal to each shortcut's answer and the most
-  frequent answer with its share (a habit shows as one answer far above chance), and how often it
+  frequent answer with its share (a habit shows as one answer far above chance), how often it
   names each shortcut's answer where that answer is right and where it is wrong (`names`: a
-  habit names it as often either way, a reader of minds only where it is right).
+  habit names it as often either way, a reader of minds only where it is right), and the share
+  of its answers that name a place the story never mentions (`off_story`: a word the model
+  favours, such as an option it met in training, not one it read).
 
 Figures are per sample line: a run with several samples or option orders per item counts each.
 """
@@ -78,6 +80,8 @@ def answers_of(pairs: Sequence[tuple[ShortcutItem, dict[str, Any]]]) -> dict[str
         "top_answer": top[0][0] if top else None,
         "top_share": top[0][1] / n if top and n else None,
         "unanswered": sum(p is None for _, p in placed) / n if n else None,
+        "off_story": (sum(p is not None and p not in it.candidates for it, p in placed) / n
+                      if n else None),
     }
 
 

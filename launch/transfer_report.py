@@ -251,19 +251,26 @@ def habit_line(groups: dict[str, Any], ckpts: list[str]) -> str | None:
     """Where each checkpoint names the last and the first container: on the questions where that
     container is the answer / where it is not, over every location question. Accuracy can rise
     with a habit (answering the first container named scores many false beliefs); naming a
-    container as often where it is wrong as where it is right is a habit, not a reading."""
-    names = {c: ((groups.get("all") or {}).get("models", {}).get(c) or {}).get("names") or {}
-             for c in ckpts}
+    container as often where it is wrong as where it is right is a habit, not a reading; and
+    naming a place the story never mentions (an option it favours) is not a reading either."""
+    models = (groups.get("all") or {}).get("models", {})
+    names = {c: (models.get(c) or {}).get("names") or {} for c in ckpts}
     parts = []
     for shortcut, label in (("last", "the last container named"), ("first", "the first")):
         cells = [f"{c} {_pct(names[c][shortcut]['right'])} / {_pct(names[c][shortcut]['wrong'])}"
                  for c in ckpts if (names[c].get(shortcut) or {}).get("wrong") is not None]
         if cells:
             parts.append(f"{label}: " + ", ".join(cells))
+    off = [(c, (models.get(c) or {}).get("off_story")) for c in ckpts]
     if not parts:
         return None
-    return ("Names, where it is the answer / where it is not (%): " + "; ".join(parts)
+    line = ("Names, where it is the answer / where it is not (%): " + "; ".join(parts)
             + ". A reader of minds names a container only where it is the answer.")
+    if any(share for _, share in off):
+        line += (" Answers naming a place the story never mentions (%): "
+                 + ", ".join(f"{c} {_pct(share)}" for c, share in off if share is not None)
+                 + ": a word the model favours, not one it read.")
+    return line
 
 
 def _pct(x: float | None) -> str:

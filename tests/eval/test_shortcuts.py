@@ -239,3 +239,21 @@ def test_transfer_report_says_where_a_habit_names_the_last_container(tmp_path, s
     md = (tmp_path / "report" / "report.md").read_text()
     assert ("Names, where it is the answer / where it is not (%): the last container named: "
             "base 0.0 / 0.0, sft 100.0 / 100.0; the first: base 100.0 / 100.0, sft 0.0 / 0.0.") in md
+
+
+def test_an_answer_the_story_never_names_is_counted_and_reported(tmp_path):
+    """A model that answers "cupboard" to Sally-Anne names a place the story never mentions: a
+    word it favours, not one it read. The base names the story's containers only."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "launch"))
+    import transfer_report
+
+    items = [S.item("tomi", r) for r in tomi_rows(tmp_path)]
+    base = [(it, {"answer_type": "short", "extracted": it.gold, "correct": True}) for it in items]
+    sft = [(it, {"answer_type": "short", "extracted": "the Cupboard." if i % 2 else it.gold,
+                 "correct": not i % 2}) for i, it in enumerate(items)]
+    figures = {"base": report.answers_of(base), "sft": report.answers_of(sft)}
+    assert (figures["base"]["off_story"], figures["sft"]["off_story"]) == (0.0, 0.5)
+    assert figures["sft"]["unanswered"] == 0.0
+    line = transfer_report.habit_line({"all": {"models": figures}}, ["base", "sft"])
+    assert line.endswith("Answers naming a place the story never mentions (%): base 0.0, "
+                         "sft 50.0: a word the model favours, not one it read.")
