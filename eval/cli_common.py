@@ -4,6 +4,7 @@ and counts by reason. (`eval` is the layer every
 package imports, so the commands of `exploretom`, `tomsynth` and `rl` read their options here too.)"""
 from __future__ import annotations
 
+import argparse
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
@@ -31,6 +32,17 @@ def parse_pairs(values: Sequence[str] | None, flag: str, yaml_values: bool = Tru
         except yaml.YAMLError:
             raise ValueError(f"{flag} {key.strip()}: cannot read the value {value!r}") from None
     return out
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (`--stories 0` or `--stories x` is a one-line usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
 
 
 def parse_shard(text: str) -> tuple[int, int]:

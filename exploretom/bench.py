@@ -13,7 +13,8 @@ import os
 import platform
 import time
 
-from exploretom.cli_args import positive_int, sample_one
+from eval.cli_common import positive_int
+from exploretom.cli_args import sample_one
 from exploretom.sampling.action_sets import ACTION_SETS, Conditions
 from exploretom.sampling.sampler import sampler_name
 

@@ -30,7 +30,7 @@ import sys
 import time
 from typing import Any
 
-from exploretom.cli_args import positive_int
+from eval.cli_common import positive_int
 from exploretom.sampling.sampler import StorySampler
 from exploretom.search.run import Grid, bench_settings, load_config, run_lexicon, story_streams
 from exploretom.search.targets import (LOCAL_KINDS, PROMPTS, Item, Target, check_target, judge,

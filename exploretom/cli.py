@@ -12,7 +12,8 @@ from eval.cli_common import parse_shard
 from eval.jsonl import Appender, InputError, hold, iter_lines, iter_records, resume
 from eval.outputs import check_fingerprint, refuse_inputs, start_over
 from eval.paths import describe_error
-from exploretom.cli_args import UsageError, positive_int, sample_one, story_id
+from eval.cli_common import positive_int
+from exploretom.cli_args import UsageError, sample_one, story_id
 from exploretom.sampling.action_sets import ACTION_SETS, Conditions
 from exploretom.sampling.sampler import ConditionsUnreachable
 from exploretom.semantics.label import label_line, validate

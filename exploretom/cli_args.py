@@ -21,14 +21,6 @@ class UsageError(ValueError):
     """A bad argument; printed as one line."""
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
 def story_id(cond: Conditions, seed: int, k: int) -> str:
     asym = "-asym" if cond.asymmetric else ""
     return (f"{cond.action_set}{asym}-p{cond.people}-m{cond.moves}-r{cond.rooms}"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from exploretom.cli_args import positive_int
+from eval.cli_common import positive_int
 from exploretom.sampling.sampler import StorySampler
 from exploretom.search.astar import Evaluator, Node, SearchConfig
 from exploretom.search.reasoners import REASONERS

@@ -19,6 +19,7 @@ import sys
 import time
 
 from eval.backends import GenerationConfig, load_backend
+from eval.cli_common import positive_int
 from eval.backends.fake_server.process import spawn
 from tomsynth.prompts import synthesis_messages
 from tomsynth.units import units
@@ -33,13 +34,6 @@ def prompts(n: int) -> list[list[dict[str, str]]]:
         k += 1
     return out
 
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
 
 
 def main(argv: list[str] | None = None) -> int:

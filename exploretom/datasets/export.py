@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from eval.cli_common import positive_int
 from eval.jsonl import InputError, hold
 from eval.outputs import refuse_inputs
 from exploretom.cli_args import PROPERTIES, orders_arg, properties_arg
@@ -67,16 +68,6 @@ def _options_arg(text: str) -> int:
     if not (n == 0 or 2 <= n <= 26):
         raise argparse.ArgumentTypeError(f"expected 0 or a number of options from 2 to 26, got {text!r}")
     return n
-
-
-def _positive_int(text: str) -> int:
-    try:
-        k = int(text)
-    except ValueError:
-        k = 0
-    if k < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return k
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -260,7 +251,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--splits", type=_splits_arg, default=[0.8, 0.1, 0.1],
                    help="train,validation,test fractions of the stories (default 0.8,0.1,0.1)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-questions-per-story", type=_positive_int, default=None, metavar="K",
+    p.add_argument("--max-questions-per-story", type=positive_int, default=None, metavar="K",
                    help="keep at most K questions per story (seeded sample)")
     p.add_argument("--choice-share", type=_ratio_arg, default=0.0, metavar="F",
                    help="ask this share of the location questions (seeded) as multiple choice "

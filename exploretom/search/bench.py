@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from eval import config_file
-from eval.cli_common import parse_pairs
+from eval.cli_common import parse_pairs, positive_int
 from eval.config_file import settings_help
 from eval.jsonl import Appender, InputError, hold, iter_records, repair, resume
 from eval.outputs import refuse_inputs, start_over
@@ -24,7 +24,7 @@ from exploretom.sampling.action_sets import Conditions
 from exploretom.sampling.sampler import StorySampler
 from exploretom.search.astar import Evaluator, Node, SearchConfig, search_pool
 from exploretom.search.run import (Failures, Grid, RunConfig, accuracy_of, bench_settings,
-                                   load_config, positive, print_ended, run_lexicon, setting_json,
+                                   load_config, print_ended, run_lexicon, setting_json,
                                    setting_key, story_json, story_streams)
 from exploretom.search.targets import (PROMPTS, TARGET_FORMS, Target, TargetError, check_target,
                                        make_target, parse_target)
@@ -269,11 +269,11 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
                    help="how a local model target is asked: row (the prompt the project's models "
                         "are trained on, default) or paper (the paper's short-answer prompt)")
     p.add_argument("--settings", type=int, default=20, help="settings of the grid")
-    p.add_argument("--stories", type=positive, default=10,
+    p.add_argument("--stories", type=positive_int, default=10,
                    help="stories per setting each method returns (default 10)")
     p.add_argument("--budget", type=int, default=50,
                    help="evaluations per story: each setting's pool is stories x budget")
-    p.add_argument("--seeds", type=positive, default=3, help="seeds SEED.. (default 3)")
+    p.add_argument("--seeds", type=positive_int, default=3, help="seeds SEED.. (default 3)")
     p.add_argument("--orders", type=int, nargs="+", default=[1], help="orders g(s) scores")
     p.add_argument("--search", action="append", default=[], metavar="KEY=VALUE",
                    help="search settings (SearchConfig), e.g. --search complete=true "

@@ -44,13 +44,6 @@ from exploretom.semantics.tracker import Tracker
 Method = Literal["astar", "baseline"]
 
 
-def positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
 class Grid(BaseModel):
     """The user conditions searched: every combination of the lists (the paper's grid)."""
     model_config = ConfigDict(extra="forbid")

@@ -1,9 +1,11 @@
-"""`KEY=VALUE` options as the commands read them (`-O`, `--search`, `--judge-option`)."""
+"""`KEY=VALUE` options as the commands read them (`-O`, `--search`, `--judge-option`), and counts."""
 from __future__ import annotations
+
+import argparse
 
 import pytest
 
-from eval.cli_common import parse_pairs
+from eval.cli_common import parse_pairs, positive_int
 
 
 def test_values_are_yaml_and_an_empty_value_is_the_empty_string():
@@ -64,3 +66,13 @@ def test_a_commands_own_defaults_and_choice_of_flags():
     assert "sampling temperature (0: greedy; default 0.8)" in " ".join(p.format_help().split())
     with pytest.raises(SystemExit):
         p.parse_args(["--model", "m", "--backend", "bedrock"])
+
+
+@pytest.mark.parametrize("text", ["0", "-3", "x", "1.5", ""])
+def test_positive_int_refuses_what_is_not_a_count_in_one_line(text):
+    with pytest.raises(argparse.ArgumentTypeError, match=f"expected an integer >= 1, got {text!r}"):
+        positive_int(text)
+
+
+def test_positive_int_reads_a_count():
+    assert positive_int("12") == 12
