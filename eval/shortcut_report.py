@@ -14,8 +14,8 @@ dataset (rows, no model) instead or as well. For ToMi, Hi-ToM and our ExploreToM
   frequent answer with its share (a habit shows as one answer far above chance), how often it
   names each shortcut's answer where that answer is right and where it is wrong (`names`: a
   habit names it as often either way, a reader of minds only where it is right), and the share
-  of its answers that name a place the story never mentions (`off_story`: a word the model
-  favours, such as an option it met in training, not one it read).
+  of its answers that name no container of the story (`off_story`: a room, a person, or an option
+  the story never mentions, such as a word the model favours; not read from the story).
 
 Figures are per sample line: a run with several samples or option orders per item counts each.
 """

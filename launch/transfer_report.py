@@ -252,7 +252,7 @@ def habit_line(groups: dict[str, Any], ckpts: list[str]) -> str | None:
     container is the answer / where it is not, over every location question. Accuracy can rise
     with a habit (answering the first container named scores many false beliefs); naming a
     container as often where it is wrong as where it is right is a habit, not a reading; and
-    naming a place the story never mentions (an option it favours) is not a reading either."""
+    naming no container of the story (an option it favours, a room) is not a reading either."""
     models = (groups.get("all") or {}).get("models", {})
     names = {c: (models.get(c) or {}).get("names") or {} for c in ckpts}
     parts = []
@@ -267,9 +267,9 @@ def habit_line(groups: dict[str, Any], ckpts: list[str]) -> str | None:
     line = ("Names, where it is the answer / where it is not (%): " + "; ".join(parts)
             + ". A reader of minds names a container only where it is the answer.")
     if any(share for _, share in off):
-        line += (" Answers naming a place the story never mentions (%): "
-                 + ", ".join(f"{c} {_pct(share)}" for c, share in off if share is not None)
-                 + ": a word the model favours, not one it read.")
+        line += (" Answers naming no container of the story (a room, a person, an option the "
+                 "story never mentions; not read from it) (%): "
+                 + ", ".join(f"{c} {_pct(share)}" for c, share in off if share is not None) + ".")
     return line
 
 

@@ -242,8 +242,8 @@ def test_transfer_report_says_where_a_habit_names_the_last_container(tmp_path, s
 
 
 def test_an_answer_the_story_never_names_is_counted_and_reported(tmp_path):
-    """A model that answers "cupboard" to Sally-Anne names a place the story never mentions: a
-    word it favours, not one it read. The base names the story's containers only."""
+    """A model that answers "cupboard" to Sally-Anne names no container of the story: a word it
+    favours, not one it read. The base names the story's containers only."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "launch"))
     import transfer_report
 
@@ -255,5 +255,5 @@ def test_an_answer_the_story_never_names_is_counted_and_reported(tmp_path):
     assert (figures["base"]["off_story"], figures["sft"]["off_story"]) == (0.0, 0.5)
     assert figures["sft"]["unanswered"] == 0.0
     line = transfer_report.habit_line({"all": {"models": figures}}, ["base", "sft"])
-    assert line.endswith("Answers naming a place the story never mentions (%): base 0.0, "
-                         "sft 50.0: a word the model favours, not one it read.")
+    assert line.endswith("Answers naming no container of the story (a room, a person, an option "
+                         "the story never mentions; not read from it) (%): base 0.0, sft 50.0.")
