@@ -8,11 +8,10 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from eval.cli_common import parse_shard
+from eval.cli_common import parse_shard, positive_int
 from eval.jsonl import Appender, InputError, hold, iter_lines, iter_records, resume
 from eval.outputs import check_fingerprint, refuse_inputs, start_over
 from eval.paths import describe_error
-from eval.cli_common import positive_int
 from exploretom.cli_args import UsageError, sample_one, story_id
 from exploretom.sampling.action_sets import ACTION_SETS, Conditions
 from exploretom.sampling.sampler import ConditionsUnreachable

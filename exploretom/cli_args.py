@@ -1,5 +1,5 @@
 """Argument helpers shared by `python -m exploretom` and the stage modules it dispatches to
-(`KEY=VALUE` options, shards and exit codes are every command's: eval.cli_common).
+(`KEY=VALUE` options, shards, counts and exit codes are every command's: eval.cli_common).
 
 Kept apart from `cli.py` so that the stages (`datasets.export`, `report.command`, and the entry
 points `bench`, `bench_target`, `search_floor`) can use them without importing the command line

@@ -261,9 +261,9 @@ def habit_line(groups: dict[str, Any], ckpts: list[str]) -> str | None:
                  for c in ckpts if (names[c].get(shortcut) or {}).get("wrong") is not None]
         if cells:
             parts.append(f"{label}: " + ", ".join(cells))
-    off = [(c, (models.get(c) or {}).get("off_story")) for c in ckpts]
     if not parts:
         return None
+    off = [(c, (models.get(c) or {}).get("off_story")) for c in ckpts]
     line = ("Names, where it is the answer / where it is not (%): " + "; ".join(parts)
             + ". A reader of minds names a container only where it is the answer.")
     if any(share for _, share in off):

@@ -19,8 +19,8 @@ import sys
 import time
 
 from eval.backends import GenerationConfig, load_backend
-from eval.cli_common import positive_int
 from eval.backends.fake_server.process import spawn
+from eval.cli_common import positive_int
 from tomsynth.prompts import synthesis_messages
 from tomsynth.units import units
 
@@ -33,7 +33,6 @@ def prompts(n: int) -> list[list[dict[str, str]]]:
         out += [synthesis_messages(u, k) for u in all_units[: n - len(out)]]
         k += 1
     return out
-
 
 
 def main(argv: list[str] | None = None) -> int:
