@@ -268,10 +268,10 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target-prompt", choices=PROMPTS, default="row",
                    help="how a local model target is asked: row (the prompt the project's models "
                         "are trained on, default) or paper (the paper's short-answer prompt)")
-    p.add_argument("--settings", type=int, default=20, help="settings of the grid")
+    p.add_argument("--settings", type=positive_int, default=20, help="settings of the grid")
     p.add_argument("--stories", type=positive_int, default=10,
                    help="stories per setting each method returns (default 10)")
-    p.add_argument("--budget", type=int, default=50,
+    p.add_argument("--budget", type=positive_int, default=50,
                    help="evaluations per story: each setting's pool is stories x budget")
     p.add_argument("--seeds", type=positive_int, default=3, help="seeds SEED.. (default 3)")
     p.add_argument("--orders", type=int, nargs="+", default=[1], help="orders g(s) scores")

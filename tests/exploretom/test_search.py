@@ -294,6 +294,15 @@ def test_bench_search_prints_the_summary_line(tmp_path, capsys):
     assert main(["report", str(out), "-o", str(tmp_path / "rep")]) == 0
 
 
+@pytest.mark.parametrize("flag", ["--settings", "--budget"])
+def test_bench_search_refuses_a_count_below_one_in_one_line(flag, capsys):
+    """--settings 0 would compare nothing and --budget 0 would search nothing: usage errors."""
+    with pytest.raises(SystemExit) as stop:
+        main(["bench-search", "--target", "world", flag, "0"])
+    assert stop.value.code == 2
+    assert f"{flag}: expected an integer >= 1, got '0'" in capsys.readouterr().err
+
+
 def test_search_floor_measures_on_the_contexts_bench_search_compares_on():
     from exploretom.search_floor import floor
     from exploretom.search.run import run_one, bench_settings
