@@ -112,11 +112,12 @@ class TrainSettings(_Section):
     seed: int = Field(0, description="seeds the initialisation, the sampler and generation")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto: the GPU when one is "
                                                    "visible")
-    # bf16 on CPU: ~19x slower for the 0.5M tiny model (STACK.md); no faster for SmolLM2 on a CPU
-    # without AMX, far slower with AVX2 alone (docs/training.md, precision on CPU)
+    # bf16 on CPU: ~19x slower for the 0.5M tiny model (STACK.md); no faster for SmolLM2 on an
+    # Intel CPU without AMX, far slower with AVX2 alone (docs/training.md, precision on CPU)
     precision: Literal["auto", "fp32", "bf16", "fp16"] = Field(
-        "auto", description="auto: bf16 on GPU; on CPU bf16 only with AMX-BF16, else fp32 (the "
-                            "run's log says which and why; eval.cpu_precision)")
+        "auto", description="auto: bf16 on GPU; on CPU bf16 with AMX-BF16 or on an AMD CPU with "
+                            "avx512_bf16, else fp32 (the run's log says which and why; "
+                            "eval.cpu_precision)")
     save_steps: int = Field(500, gt=0, description="a checkpoint every this many steps")
     save_total_limit: Optional[int] = Field(None, gt=0, description="checkpoints kept; null: all")
     logging_steps: int = Field(10, gt=0, description="log every this many steps")

@@ -40,7 +40,7 @@ def test_greedy_batched_equals_one_by_one(backend, tiny_model_dir):
 
 @pytest.mark.parametrize("kind, dtype", [("bf16", "bfloat16"), ("fp32", "float32")])
 def test_auto_dtype_on_cpu_follows_the_cpu_kind(tiny_model_dir, monkeypatch, kind, dtype):
-    """The default dtype on CPU is eval.cpu_precision's choice: bf16 only on an AMX CPU."""
+    """The default dtype on CPU is eval.cpu_precision's choice (bf16 only on some CPU kinds)."""
     from eval import cpu_precision
 
     monkeypatch.setattr(cpu_precision, "cpu_precision", lambda: (kind, "test"))
