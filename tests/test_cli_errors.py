@@ -145,7 +145,7 @@ EXPLORETOM = [
                               "--backend", "hf", "--model", str(f)],
                 filename="model", cases=("missing",)),
     bad_args("exploretom-bench-search-settings", [*ET, "bench-search", "--settings", "0", "-q"],
-          expect=("--settings",)),
+             usage_error=True, expect=("--settings",)),
     bad_args("exploretom-bench-search-reasoner", [*ET, "bench-search", "--reasoner", "nobody", "-q"],
           expect=("nobody",)),
     invalid_field("exploretom-search-unknown-search-key", "configs/exploretom/paper-grid.yaml",
