@@ -138,13 +138,15 @@ def test_commands_train_on_the_profiles_threads_unless_the_caller_set_them(tmp_p
 def test_commands_run_without_the_libraries_noise_unless_the_caller_asks_for_it(tmp_path, capfd,
                                                                                monkeypatch):
     """vLLM's start-up lines, DeepSpeed's accelerator notice, dependency FutureWarnings and the
-    datasets bars are off in the demo's commands; a variable the caller set is theirs."""
-    names = ("VLLM_LOGGING_LEVEL", "DS_ACCELERATOR", "PYTHONWARNINGS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
+    datasets and transformers bars are off in the demo's commands; a variable the caller set is
+    theirs."""
+    names = ("VLLM_LOGGING_LEVEL", "DS_ACCELERATOR", "PYTHONWARNINGS", "HF_DATASETS_DISABLE_PROGRESS_BARS",
+             "HF_HUB_DISABLE_PROGRESS_BARS")
     show = (sys.executable, "-c", f"import os; print([os.environ[n] for n in {names!r}])")
     for name in names:
         monkeypatch.delenv(name, raising=False)
     demo_mod.Demo(tmp_path, []).sh(*show)
-    assert "['ERROR', 'cpu', 'ignore::FutureWarning', '1']" in capfd.readouterr().out
+    assert "['ERROR', 'cpu', 'ignore::FutureWarning', '1', '1']" in capfd.readouterr().out
     monkeypatch.setenv("VLLM_LOGGING_LEVEL", "INFO")
     demo_mod.Demo(tmp_path, []).sh(*show)
     assert "['INFO', 'cpu'," in capfd.readouterr().out
@@ -159,11 +161,13 @@ def test_stages_are_numbered_among_the_profiles_own(tmp_path):
     assert demo_mod.Demo(tmp_path, [], profile=demo_mod.SMOKE).stages == list(demo_mod.STAGES)
 
 
-@pytest.mark.parametrize("precision, sft", [("bf16", "about 7 min on a CPU with AMX-BF16"),
-                                             ("fp32", "about 18 min on a CPU without AMX")])
-def test_expected_durations_are_those_measured_on_this_cpus_kind(tmp_path, monkeypatch,
-                                                                precision, sft):
-    monkeypatch.setattr(demo_mod, "cpu_precision", lambda: (precision, "why"))
+@pytest.mark.parametrize("kind, sft", [("amx", "at most 26 min on a CPU with AMX-BF16"),
+                                       ("amd-avx512_bf16", "about 18 min on an AMD CPU with avx512_bf16"),
+                                       ("avx2", "about 36 min on a CPU with AVX2 only"),
+                                       ("avx512_bf16", "about 36 min on a CPU with AVX2 only")])
+def test_expected_durations_are_those_measured_on_this_cpus_kind(tmp_path, monkeypatch, kind, sft):
+    """A kind never measured (Intel's avx512_bf16 without AMX) is told the slowest kind's."""
+    monkeypatch.setattr(demo_mod, "cpu_kind", lambda: kind)
     quick = demo_mod.Demo(tmp_path, [], profile=demo_mod.QUICK)
     expected = quick.expected_durations()
     assert expected["sft"] == sft and set(expected) == set(quick.stages)
